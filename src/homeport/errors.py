@@ -1,0 +1,116 @@
+"""The exception tree of Homeport.
+
+Every error Homeport raises on purpose derives from `HomeportError`; each carries a short
+machine-readable `code` and a message that names the offending value and what to do instead.
+Dependency errors (OS, SQLAlchemy, drivers) are translated at the boundary with
+``raise X(...) from exc``; the MCP layer turns any `HomeportError` into an ``isError`` result
+and the CLI into one line on stderr with a non-zero exit.
+
+    HomeportError
+    ├── ConfigError                    bad flags, settings or config files
+    ├── WorkspaceError                 a call could not be tied to a workspace
+    │   ├── InvalidWorkspaceError      the candidate itself is malformed or missing
+    │   ├── WorkspaceDeniedError       a guard refused it (allowlist, client roots, denied roots)
+    │   ├── AmbiguousWorkspaceError    several client roots and none contains the cwd
+    │   ├── WorkspaceUnresolvedError   no source yielded a candidate
+    │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
+    ├── PermissionDeniedError          the policy refused an action (names the rule)
+    ├── StoreError                     the memory store failed
+    │   ├── ItemNotFoundError          an id or key that does not exist
+    │   └── InvalidItemError           an argument that does not make a valid item
+    ├── FileAreaError                  file areas: bad path, too large, missing file
+    └── ProjectDatabaseError           the project's own database
+        ├── DatabaseNotConfiguredError no database found for the workspace
+        └── QueryRejectedError         a statement refused before it reached the database
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousWorkspaceError",
+    "ConfigError",
+    "DatabaseNotConfiguredError",
+    "ExplicitWorkspaceRequired",
+    "FileAreaError",
+    "HomeportError",
+    "InvalidItemError",
+    "InvalidWorkspaceError",
+    "ItemNotFoundError",
+    "PermissionDeniedError",
+    "ProjectDatabaseError",
+    "QueryRejectedError",
+    "StoreError",
+    "WorkspaceDeniedError",
+    "WorkspaceError",
+    "WorkspaceUnresolvedError",
+]
+
+
+class HomeportError(Exception):
+    """Base of every error Homeport raises on purpose."""
+
+    code = "homeport_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(HomeportError):
+    code = "config_error"
+
+
+class WorkspaceError(HomeportError):
+    code = "workspace_error"
+
+
+class InvalidWorkspaceError(WorkspaceError):
+    code = "invalid_workspace"
+
+
+class WorkspaceDeniedError(WorkspaceError):
+    code = "workspace_denied"
+
+
+class AmbiguousWorkspaceError(WorkspaceError):
+    code = "ambiguous_workspace"
+
+
+class WorkspaceUnresolvedError(WorkspaceError):
+    code = "workspace_unresolved"
+
+
+class ExplicitWorkspaceRequired(WorkspaceError):
+    code = "explicit_workspace_required"
+
+
+class PermissionDeniedError(HomeportError):
+    code = "permission_denied"
+
+
+class StoreError(HomeportError):
+    code = "store_error"
+
+
+class ItemNotFoundError(StoreError):
+    code = "item_not_found"
+
+
+class InvalidItemError(StoreError):
+    code = "invalid_item"
+
+
+class FileAreaError(HomeportError):
+    code = "file_area_error"
+
+
+class ProjectDatabaseError(HomeportError):
+    code = "project_database_error"
+
+
+class DatabaseNotConfiguredError(ProjectDatabaseError):
+    code = "database_not_configured"
+
+
+class QueryRejectedError(ProjectDatabaseError):
+    code = "query_rejected"
