@@ -1,0 +1,62 @@
+"""Turn flags and environment variables into settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from homeport.errors import HomeportError
+from homeport.server.settings import ServeSettings
+from homeport.workspace import CLIENT_ENV_VARS
+
+__all__ = ["domain_errors", "serve_settings", "workspace_options"]
+
+
+def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The flags every command that resolves a workspace shares."""
+    fn = click.option("--require-explicit-workspace", is_flag=True, envvar="HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE",
+                      help="Writes refuse a workspace that came only from client roots, client environment "
+                           "hints or the current directory.")(fn)
+    fn = click.option("--allow-root", "allow_roots", multiple=True, type=click.Path(file_okay=False),
+                      help="Only serve workspaces inside this directory (repeatable). Over HTTP the default "
+                           "is the directory the server starts in.")(fn)
+    fn = click.option("--workspace", "-w", envvar="HOMEPORT_WORKSPACE", metavar="DIR",
+                      help="The server's default workspace, used when a call names none "
+                           "(env: HOMEPORT_WORKSPACE).")(fn)
+    return fn
+
+
+def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[str, ...],
+                   require_explicit_workspace: bool, host: str = "127.0.0.1", port: int = 8765) -> ServeSettings:
+    cwd = Path(os.getcwd())
+    roots = tuple(Path(os.path.abspath(p)) for p in allow_roots)
+    if transport == "http" and not roots:
+        roots = (cwd,)
+    return ServeSettings(
+        transport=transport,  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        workspace=workspace or None,
+        allow_roots=roots,
+        require_explicit_workspace=require_explicit_workspace,
+        cwd=cwd,
+        client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
+    )
+
+
+def domain_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a Homeport error into one line on stderr and exit status 1, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HomeportError as exc:
+            raise click.ClickException(exc.message) from exc
+
+    return wrapper

@@ -1,0 +1,48 @@
+"""`homeport where`: which workspace a call from here would use, and why."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from homeport.cli._compose import domain_errors, serve_settings, workspace_options
+from homeport.server import build_runtime
+from homeport.store import store_path_for
+from homeport.workspace import CallInputs
+
+__all__ = ["where"]
+
+
+@click.command()
+@click.argument("path", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@workspace_options
+@domain_errors
+def where(path: str | None, as_json: bool, workspace: str | None, allow_roots: tuple[str, ...],
+          require_explicit_workspace: bool) -> None:
+    """Show the workspace a stdio call from here would use: root, source, store and why.
+
+    PATH plays the part of a tool's workspace argument; without it the server default
+    (--workspace, HOMEPORT_WORKSPACE), client hints (CLAUDE_PROJECT_DIR) and the current
+    directory are tried, as `homeport serve` does.
+    """
+    settings = serve_settings(transport="stdio", workspace=workspace, allow_roots=allow_roots,
+                              require_explicit_workspace=require_explicit_workspace)
+    runtime = build_runtime(settings)
+    resolution = runtime.resolver.resolve(CallInputs(argument=path))
+    ws = resolution.workspace
+    store = store_path_for(ws.root)
+    report = {"workspace": str(ws.root), "source": ws.source.value,
+              "store": str(store), "store_exists": store.exists(), "why": ws.reason}
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_row("workspace", report["workspace"])
+    table.add_row("source", report["source"])
+    table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
+    table.add_row("why", ws.reason)
+    Console(soft_wrap=True).print(table)

@@ -1,0 +1,52 @@
+"""The composition root of a server process: resolver, handles and stores, built once, passed down."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from homeport.server.settings import ServeSettings
+from homeport.store import StoreCache
+from homeport.workspace import (
+    HandleRegistry,
+    ResolverSettings,
+    WorkspaceGuard,
+    WorkspaceResolver,
+    canonical_directory,
+    default_denied,
+)
+
+__all__ = ["Runtime", "build_runtime"]
+
+
+@dataclass
+class Runtime:
+    settings: ServeSettings
+    resolver: WorkspaceResolver
+    handles: HandleRegistry
+    stores: StoreCache
+
+    def close(self) -> None:
+        self.stores.close()
+
+
+def build_runtime(settings: ServeSettings) -> Runtime:
+    """Build what every tool call needs. Raises the errors of `canonical_directory` for bad allow-roots."""
+    home = Path(os.path.realpath(settings.home))
+    allow = tuple(canonical_directory(str(p)) for p in settings.allow_roots)
+    guard = WorkspaceGuard(denied=default_denied(home), allow_roots=allow)
+    handles = HandleRegistry(ttl_seconds=settings.handle_ttl_seconds)
+    resolver = WorkspaceResolver(
+        ResolverSettings(
+            guard=guard,
+            transport=settings.transport,
+            config_workspace=settings.workspace,
+            client_env=dict(settings.client_env),
+            cwd=settings.cwd,
+            require_explicit=settings.require_explicit_workspace,
+        ),
+        handles,
+    )
+    return Runtime(settings=settings, resolver=resolver, handles=handles,
+                   stores=StoreCache(capacity=settings.store_cache_size))

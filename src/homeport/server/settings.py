@@ -1,0 +1,25 @@
+"""Settings of one server process, built by the CLI (the only place that reads the environment)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["ServeSettings"]
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8765
+    workspace: str | None = None
+    allow_roots: tuple[Path, ...] = ()
+    require_explicit_workspace: bool = False
+    cwd: Path | None = None
+    home: Path = field(default_factory=Path.home)
+    client_env: Mapping[str, str] = field(default_factory=dict)
+    store_cache_size: int = 32
+    handle_ttl_seconds: float = 24 * 3600

@@ -1,0 +1,65 @@
+"""What every tool shares: the workspace parameter, annotations, and one way to run a call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp import types
+from mcp.server.mcpserver import Context, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from homeport.errors import HomeportError
+from homeport.server.request import call_inputs, roots_if_needed
+from homeport.server.runtime import Runtime
+from homeport.store import Store
+from homeport.workspace import Workspace
+
+__all__ = ["READ", "WRITE", "WRITE_IDEMPOTENT", "WorkspaceArg", "run_in_workspace", "roots_param", "tool_error"]
+
+T = TypeVar("T")
+
+WorkspaceArg = Annotated[
+    str | None,
+    Field(description="Project directory (absolute path or file:// URI) or a handle from use_workspace. "
+                      "Optional when the client or server already names the project; every result says "
+                      "which workspace was used."),
+]
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+WRITE_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                   open_world_hint=False)
+
+
+def roots_param(runtime: Runtime) -> Any:
+    """The annotation of the hidden `roots` parameter: filled by the SDK only when needed."""
+    return Annotated[types.ListRootsResult | None, Resolve(roots_if_needed(runtime.resolver))]
+
+
+def tool_error(exc: HomeportError) -> ToolError:
+    return ToolError(f"{exc.message} [{exc.code}]")
+
+
+async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None,
+                           roots: types.ListRootsResult | None, *, write: bool,
+                           work: Callable[[Store | None], T]) -> tuple[Workspace, T]:
+    """Resolve the call's workspace and run `work` on its store, both on a worker thread.
+
+    Reads get None for a workspace without a store (nothing is created by reading); writes
+    create the store on first use.
+    """
+    inputs = call_inputs(ctx, workspace, roots)
+
+    def resolve_and_work() -> tuple[Workspace, T]:
+        resolved = runtime.resolver.resolve(inputs, write=write).workspace
+        store = runtime.stores.get(resolved.root, create=write)
+        return resolved, work(store)
+
+    try:
+        return await anyio.to_thread.run_sync(resolve_and_work)
+    except HomeportError as exc:
+        raise tool_error(exc) from exc

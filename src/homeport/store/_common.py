@@ -1,0 +1,44 @@
+"""Small shared pieces of the item modules: timestamps, JSON text, tag normalisation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from homeport.errors import InvalidItemError
+
+__all__ = ["dump_json", "load_json", "normalize_tags", "now"]
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dump_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidItemError(f"value is not JSON ({exc}); pass strings, numbers, booleans, null, lists or objects") from exc
+
+
+def load_json(text: str) -> Any:
+    return json.loads(text)
+
+
+def normalize_tags(tags: Iterable[str] | None) -> list[str]:
+    """Trimmed, empty ones dropped, duplicates (case-insensitive) removed; first spelling kept."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for raw in tags or ():
+        tag = raw.strip()
+        if not tag:
+            continue
+        if len(tag) > 200:
+            raise InvalidItemError(f"tag {tag[:40]!r}... is longer than 200 characters")
+        key = tag.casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(tag)
+    return out

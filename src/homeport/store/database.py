@@ -1,0 +1,150 @@
+"""One workspace's store: the engine, its connection settings, migrations, read/write scopes.
+
+SQLite is tuned for several processes writing one workspace: WAL (readers never block the
+writer), a generous busy timeout, and writes that take the write lock up front with
+`BEGIN IMMEDIATE`, so two writers queue instead of failing with "database is locked" when a
+deferred read transaction tries to upgrade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import QueuePool
+
+from homeport.errors import StoreError
+
+__all__ = ["SCHEMA_REVISION", "STORE_DIRNAME", "STORE_FILENAME", "Store", "store_path_for"]
+
+STORE_DIRNAME = ".homeport"
+STORE_FILENAME = "homeport.db"
+# The newest Alembic revision; a test pins it to the migration scripts' head.
+SCHEMA_REVISION = "0001"
+BUSY_TIMEOUT_MS = 30_000
+_GITIGNORE = "# Homeport's local store; export with `homeport export` to share memory.\n*.db\n*.db-*\n*.lock\n"
+
+
+def store_path_for(root: Path) -> Path:
+    return root / STORE_DIRNAME / STORE_FILENAME
+
+
+class Store:
+    """The memory store of one workspace (one SQLite file)."""
+
+    def __init__(self, root: Path, *, pool_size: int = 2) -> None:
+        self.root = root
+        self.path = store_path_for(root)
+        self.engine: Engine = _sqlite_engine(self.path, pool_size=pool_size)
+
+    @classmethod
+    def open(cls, root: Path, *, create: bool, pool_size: int = 2) -> Store | None:
+        """Open the store of `root`, creating and migrating it if `create`; None if absent and not `create`.
+
+        Raises:
+            StoreError: the directory cannot be created or the database cannot be migrated.
+        """
+        path = store_path_for(root)
+        if not path.exists():
+            if not create:
+                return None
+            _prepare_directory(path.parent)
+        store = cls(root, pool_size=pool_size)
+        try:
+            store._migrate_if_needed()
+        except Exception:
+            store.close()
+            raise
+        return store
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A connection for reads (one consistent snapshot for the block)."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"reading the store {self.path} failed: {_cause(exc)}") from exc
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A connection inside a write transaction, committed at the end of the block, rolled back on error."""
+        try:
+            with self.engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"writing the store {self.path} failed: {_cause(exc)}") from exc
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _migrate_if_needed(self) -> None:
+        with self.read() as conn:
+            current = _current_revision(conn)
+        if current == SCHEMA_REVISION:
+            return
+        from homeport.store.migrate import upgrade  # Alembic is imported only when a migration runs.
+
+        # Two processes may open a fresh workspace at once; one migrates, the other waits.
+        with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
+            upgrade(self.engine)
+
+
+def _current_revision(conn: Connection) -> str | None:
+    try:
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except SQLAlchemyError:
+        conn.rollback()
+        return None
+
+
+def _prepare_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(_GITIGNORE, encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the store directory {directory}: {exc.strerror}; check that the workspace is writable"
+        ) from exc
+
+
+def _sqlite_engine(path: Path, *, pool_size: int) -> Engine:
+    engine = create_engine(
+        f"sqlite+pysqlite:///{path}",
+        poolclass=QueuePool,
+        pool_size=pool_size,
+        max_overflow=8,
+        pool_timeout=BUSY_TIMEOUT_MS / 1000,
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event, not the driver, decide when transactions start.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql(conn.get_execution_options().get("homeport_begin", "BEGIN"))
+
+    return engine
+
+
+def _cause(exc: SQLAlchemyError) -> str:
+    orig = getattr(exc, "orig", None)
+    return str(orig) if orig is not None else str(exc).splitlines()[0]

@@ -1,0 +1,93 @@
+"""The tables of one workspace's memory, in SQLAlchemy Core (one code path for every dialect).
+
+Timestamps are ISO 8601 UTC strings (they sort, export and round-trip exactly); JSON documents
+and values are stored as text. The full-text index is dialect-specific and lives in the
+migrations and `search.py`, not here.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = ["context_history", "contexts", "custom_data", "decisions", "item_tags", "metadata", "progress"]
+
+metadata = MetaData()
+
+contexts = Table(
+    "contexts",
+    metadata,
+    Column("kind", String(16), primary_key=True),  # "product" | "active"
+    Column("content", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("updated_at", String(32), nullable=False),
+)
+
+context_history = Table(
+    "context_history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(16), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("changed_at", String(32), nullable=False),
+    UniqueConstraint("kind", "version", name="uq_context_history_kind_version"),
+)
+
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("summary", Text, nullable=False),
+    Column("rationale", Text),
+    Column("implementation_details", Text),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+)
+
+progress = Table(
+    "progress",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("status", String(64), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("parent_id", Integer, ForeignKey("progress.id"), nullable=True),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Index("ix_progress_parent", "parent_id"),
+    Index("ix_progress_status", "status"),
+)
+
+custom_data = Table(
+    "custom_data",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("category", String(200), nullable=False),
+    Column("key", String(500), nullable=False),
+    Column("value", Text, nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    UniqueConstraint("category", "key", name="uq_custom_data_category_key"),
+)
+
+# Tags of any item type; `tag_key` is the case-folded form used for matching and uniqueness.
+item_tags = Table(
+    "item_tags",
+    metadata,
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("tag", String(200), nullable=False),
+    Column("tag_key", String(200), nullable=False),
+    PrimaryKeyConstraint("item_type", "item_id", "tag_key", name="pk_item_tags"),
+    Index("ix_item_tags_key", "tag_key"),
+)

@@ -1,0 +1,56 @@
+"""Tags of any item type, matched case-insensitively."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import Connection, Select, delete, func, insert, select
+
+from homeport.store._common import normalize_tags
+from homeport.store.schema import item_tags
+
+__all__ = ["filter_by_tags", "set_tags", "tags_of"]
+
+
+def set_tags(conn: Connection, item_type: str, item_id: int, tags: Iterable[str]) -> list[str]:
+    clean = normalize_tags(tags)
+    conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
+    if clean:
+        conn.execute(insert(item_tags), [
+            {"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean
+        ])
+    return clean
+
+
+def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = defaultdict(list)
+    if not ids:
+        return out
+    rows = conn.execute(
+        select(item_tags.c.item_id, item_tags.c.tag)
+        .where(item_tags.c.item_type == item_type, item_tags.c.item_id.in_(ids))
+        .order_by(item_tags.c.item_id, item_tags.c.tag_key)
+    )
+    for item_id, tag in rows:
+        out[item_id].append(tag)
+    return out
+
+
+def filter_by_tags(stmt: Select, id_column, item_type: str, *, tags_any: Iterable[str] | None,
+                   tags_all: Iterable[str] | None) -> Select:
+    """Narrow `stmt` to items carrying any of `tags_any` and all of `tags_all`."""
+    any_keys = [t.casefold() for t in normalize_tags(tags_any)]
+    all_keys = [t.casefold() for t in normalize_tags(tags_all)]
+    if any_keys:
+        stmt = stmt.where(id_column.in_(
+            select(item_tags.c.item_id).where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(any_keys))
+        ))
+    if all_keys:
+        stmt = stmt.where(id_column.in_(
+            select(item_tags.c.item_id)
+            .where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(all_keys))
+            .group_by(item_tags.c.item_id)
+            .having(func.count() == len(all_keys))
+        ))
+    return stmt

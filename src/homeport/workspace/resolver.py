@@ -1,0 +1,226 @@
+"""Resolve the workspace of one call: sources in order, one normalisation, guards.
+
+`WorkspaceResolver.resolve` takes everything a call carries as plain values (`CallInputs`) and
+the process's settings (`ResolverSettings`); it never reads globals or the environment, so the
+same function serves the MCP tools, the CLI and `homeport where`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from homeport.errors import (
+    AmbiguousWorkspaceError,
+    ExplicitWorkspaceRequired,
+    HomeportError,
+    InvalidWorkspaceError,
+    WorkspaceUnresolvedError,
+)
+from homeport.workspace.guards import WorkspaceGuard
+from homeport.workspace.handles import HandleRegistry
+from homeport.workspace.paths import canonical_directory, within_any
+from homeport.workspace.sources import EXPLICIT_SOURCES, Source
+
+__all__ = ["CLIENT_ENV_VARS", "CallInputs", "Resolution", "ResolverSettings", "Seen", "Workspace", "WorkspaceResolver"]
+
+Transport = Literal["stdio", "http", "cli"]
+CLIENT_ENV_VARS = ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A resolved workspace: its canonical root and the source that named it."""
+
+    root: Path
+    source: Source
+    reason: str
+
+    @property
+    def key(self) -> str:
+        return str(self.root)
+
+    def describe(self) -> dict[str, str]:
+        """What every tool result carries under `workspace`."""
+        return {"root": str(self.root), "source": self.source.value}
+
+
+@dataclass(frozen=True)
+class ResolverSettings:
+    """Process-wide inputs, built once by the entry point's composition root."""
+
+    guard: WorkspaceGuard
+    transport: Transport = "stdio"
+    config_workspace: str | None = None
+    client_env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    require_explicit: bool = False
+
+
+@dataclass(frozen=True)
+class CallInputs:
+    """What one call carries. `roots` is None when the client declared none or they were not fetched."""
+
+    principal: str = "local"
+    argument: str | None = None
+    header: str | None = None
+    query: str | None = None
+    session: str | None = None
+    roots: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class Seen:
+    source: Source
+    value: str | None
+    note: str = ""
+
+    def describe(self) -> dict[str, str | None]:
+        return {"source": self.source.value, "value": self.value, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    workspace: Workspace
+    seen: tuple[Seen, ...]
+
+
+class WorkspaceResolver:
+    """Tie a call to one workspace, or explain precisely why it cannot be tied to any."""
+
+    def __init__(self, settings: ResolverSettings, handles: HandleRegistry) -> None:
+        self.settings = settings
+        self.handles = handles
+
+    def needs_roots(self, call: CallInputs) -> bool:
+        """True when sources 1-5 give nothing, so the client's roots are worth a round trip."""
+        return not any((call.argument, call.header, call.query, call.session, self.settings.config_workspace))
+
+    def observe(self, call: CallInputs) -> tuple[Seen, ...]:
+        """What each source holds for this call, whether or not it would win."""
+        s = self.settings
+        seen = [
+            Seen(Source.ARGUMENT, call.argument),
+            Seen(Source.HEADER, call.header, "" if s.transport == "http" else "HTTP only"),
+            Seen(Source.QUERY, call.query, "" if s.transport == "http" else "HTTP only"),
+            Seen(Source.SESSION, call.session),
+            Seen(Source.CONFIG, s.config_workspace),
+            Seen(Source.ROOTS, ", ".join(call.roots) if call.roots is not None else None,
+                 "" if call.roots is not None else "not declared by the client, or not fetched"),
+        ]
+        env = ", ".join(f"{k}={v}" for k, v in s.client_env.items() if v) or None
+        seen.append(Seen(Source.CLIENT_ENV, env, "" if s.transport == "stdio" else "stdio only"))
+        seen.append(Seen(Source.CWD, str(s.cwd) if s.cwd else None,
+                         "" if s.transport != "http" else "never used over HTTP"))
+        return tuple(seen)
+
+    def resolve(self, call: CallInputs, *, write: bool = False) -> Resolution:
+        """Resolve `call` to a workspace.
+
+        Raises:
+            WorkspaceError: a subclass naming the source, the bad value and what to do instead.
+        """
+        seen = self.observe(call)
+        roots = self._client_roots(call.roots)
+        workspace = self._first_candidate(call, roots, seen)
+        if write and self.settings.require_explicit and workspace.source not in EXPLICIT_SOURCES:
+            raise ExplicitWorkspaceRequired(
+                f"this server requires an explicit workspace for writes, and {workspace.root} came only "
+                f"from {workspace.source.value}; pass the workspace argument, call use_workspace, or send "
+                "X-Workspace-Id"
+            )
+        return Resolution(workspace, seen)
+
+    def _first_candidate(self, call: CallInputs, roots: list[Path] | None, seen: tuple[Seen, ...]) -> Workspace:
+        s = self.settings
+        if call.argument:
+            if self.handles.looks_like_handle(call.argument):
+                root = self.handles.lookup(call.argument, call.principal)
+                return self._accept(str(root), Source.ARGUMENT, roots, label=f"handle {call.argument!r}")
+            return self._accept(call.argument, Source.ARGUMENT, roots)
+        if s.transport == "http":
+            if call.header:
+                return self._accept(call.header, Source.HEADER, roots, label=f"X-Workspace-Id {call.header!r}")
+            if call.query:
+                return self._accept(call.query, Source.QUERY, roots, label=f"project_path {call.query!r}")
+        if call.session:
+            return self._accept(call.session, Source.SESSION, roots, label=f"session default {call.session!r}")
+        if s.config_workspace:
+            return self._accept(s.config_workspace, Source.CONFIG, roots,
+                                label=f"--workspace/HOMEPORT_WORKSPACE {s.config_workspace!r}")
+        if roots:
+            return self._accept(str(self._pick_root(roots)), Source.ROOTS, roots)
+        if s.transport != "http":
+            hint = self._client_env_hint()
+            if hint is not None:
+                name, value = hint
+                return self._accept(value, Source.CLIENT_ENV, roots, label=f"{name} {value!r}")
+            if s.cwd is not None:
+                cwd = canonical_directory(s.cwd)
+                why = s.guard.denied.reason(cwd, as_cwd=True)
+                if why is None:
+                    return self._accept(str(cwd), Source.CWD, roots, label=f"the current directory {cwd}")
+                seen = tuple(Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x
+                             for x in seen)
+        raise WorkspaceUnresolvedError(_unresolved_message(seen))
+
+    def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
+        label = label or f"{value!r}"
+        try:
+            directory = canonical_directory(value)
+        except InvalidWorkspaceError as exc:
+            raise type(exc)(f"{exc.message} (from {source.value})") from None
+        guard = self.settings.guard
+        root, reason = guard.project_root(directory, client_roots or ())
+        guard.check(root, client_roots, label=f"{label} (from {source.value})")
+        return Workspace(root=root, source=source, reason=reason)
+
+    def _client_roots(self, roots: Sequence[str] | None) -> list[Path] | None:
+        if roots is None:
+            return None
+        usable: list[Path] = []
+        for uri in roots:
+            try:
+                usable.append(canonical_directory(uri))
+            except HomeportError:
+                continue  # vscode-remote://, vanished folders: unusable roots neither win nor widen access
+        return usable
+
+    def _pick_root(self, roots: list[Path]) -> Path:
+        if len(roots) == 1:
+            return roots[0]
+        cwd = self.settings.cwd
+        if cwd is not None:
+            containing = within_any(Path(os.path.realpath(cwd)), roots)
+            if containing is not None:
+                return containing
+        listed = ", ".join(str(r) for r in roots)
+        raise AmbiguousWorkspaceError(
+            f"the client declared {len(roots)} roots ({listed}) and none contains the server's directory; "
+            "pass the workspace argument naming one of them, or call use_workspace"
+        )
+
+    def _client_env_hint(self) -> tuple[str, str] | None:
+        env = self.settings.client_env
+        if env.get("CLAUDE_PROJECT_DIR"):
+            return "CLAUDE_PROJECT_DIR", env["CLAUDE_PROJECT_DIR"]
+        folders = [p for p in re.split(rf"[,{re.escape(os.pathsep)}]", env.get("WORKSPACE_FOLDER_PATHS", "")) if p]
+        if len(folders) == 1:
+            return "WORKSPACE_FOLDER_PATHS", folders[0]
+        return None
+
+
+def _unresolved_message(seen: tuple[Seen, ...]) -> str:
+    saw = "; ".join(f"{x.source.value}: {x.value or '-'}{' (' + x.note + ')' if x.note else ''}" for x in seen)
+    return (
+        "no workspace for this call. Set one of: the workspace argument (absolute path, file:// URI or a "
+        "handle from use_workspace); the X-Workspace-Id header or ?project_path= on the URL (HTTP); "
+        "use_workspace (sessions); homeport serve --workspace DIR or HOMEPORT_WORKSPACE; client roots; "
+        "CLAUDE_PROJECT_DIR; or start the server in the project directory (stdio). "
+        f"Seen: {saw}"
+    )
+
