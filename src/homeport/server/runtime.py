@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.server.settings import ServeSettings
 from homeport.store import StoreCache
 from homeport.workspace import (
@@ -32,9 +33,13 @@ class Runtime:
 
 
 def build_runtime(settings: ServeSettings) -> Runtime:
-    """Build what every tool call needs. Raises the errors of `canonical_directory` for bad allow-roots."""
+    """Build what every tool call needs.
+
+    Raises:
+        ConfigError: an --allow-root that is not an existing directory.
+    """
     home = Path(os.path.realpath(settings.home))
-    allow = tuple(canonical_directory(str(p)) for p in settings.allow_roots)
+    allow = tuple(_allowed_root(p) for p in settings.allow_roots)
     guard = WorkspaceGuard(denied=default_denied(home), allow_roots=allow)
     handles = HandleRegistry(ttl_seconds=settings.handle_ttl_seconds)
     resolver = WorkspaceResolver(
@@ -50,3 +55,10 @@ def build_runtime(settings: ServeSettings) -> Runtime:
     )
     return Runtime(settings=settings, resolver=resolver, handles=handles,
                    stores=StoreCache(capacity=settings.store_cache_size))
+
+
+def _allowed_root(path: Path) -> Path:
+    try:
+        return canonical_directory(str(path))
+    except InvalidWorkspaceError as exc:
+        raise ConfigError(f"--allow-root {path}: {exc.message}") from None

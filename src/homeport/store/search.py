@@ -35,9 +35,13 @@ def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
     conn.execute(text("DELETE FROM search_index WHERE item_type = :t AND item_id = :i"), {"t": item_type, "i": item_id})
 
 
+_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
+
+
 def plain_words(query: str) -> str:
-    """The query as a conjunction of quoted words, which FTS5 always parses."""
-    return " ".join(f'"{w}"' for w in _WORD.findall(query))
+    """The query's words, quoted and joined with OR, which FTS5 always parses; bm25 ranks the best first."""
+    words = [w for w in _WORD.findall(query) if w not in _OPERATORS]
+    return " OR ".join(f'"{w}"' for w in words)
 
 
 def search(store: Store | None, query: str, *, types: Sequence[str] | None = None, limit: int = 20) -> list[dict[str, Any]]:

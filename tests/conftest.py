@@ -1,0 +1,51 @@
+"""Fixtures shared by every test: temporary projects and servers built the way the CLI builds them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from homeport.server import Runtime, ServeSettings, build_runtime, build_server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_project(base: Path, name: str, *, marker: str = ".git") -> Path:
+    """A directory that is a project root (a git repository by default)."""
+    root = base / name
+    (root / marker).mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> dict[str, Path]:
+    return {name: make_project(tmp_path, name) for name in ("alpha", "beta")}
+
+
+@pytest.fixture
+def runtime_factory(tmp_path: Path) -> Iterator:
+    made: list[Runtime] = []
+
+    def build(**overrides) -> Runtime:
+        settings = ServeSettings(**{"cwd": Path("/"), "home": tmp_path / "home", **overrides})
+        (tmp_path / "home").mkdir(exist_ok=True)
+        runtime = build_runtime(settings)
+        made.append(runtime)
+        return runtime
+
+    yield build
+    for runtime in made:
+        runtime.close()
+
+
+@pytest.fixture
+def server_factory(runtime_factory):
+    def build(**overrides):
+        return build_server(runtime_factory(**overrides))
+
+    return build

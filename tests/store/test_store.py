@@ -1,0 +1,192 @@
+"""The per-workspace store: schema, migrations, items, search, the open-store cache."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import SCHEMA_REVISION, Store, StoreCache, store_path_for
+from homeport.store import contexts, custom_data, decisions, progress, search
+from homeport.store.contexts import DELETE_MARKER, apply_patch
+from homeport.store.migrate import downgrade, head_revision, upgrade
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store.open(tmp_path, create=True)
+    yield s
+    s.close()
+
+
+def test_schema_revision_constant_is_the_migrations_head():
+    assert SCHEMA_REVISION == head_revision()
+
+
+def test_migrations_run_from_an_empty_database_and_back(tmp_path):
+    s = Store.open(tmp_path, create=True)
+    tables = {r[0] for r in sqlite3.connect(s.path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"decisions", "progress", "custom_data", "contexts", "context_history", "item_tags", "search_index"} <= tables
+    downgrade(s.engine, "base")
+    upgrade(s.engine)
+    assert decisions.log_decision(s, "still works")["id"] == 1
+    s.close()
+
+
+def test_store_uses_wal_and_foreign_keys(store):
+    with store.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_opening_for_reads_never_creates_a_store(tmp_path):
+    assert Store.open(tmp_path, create=False) is None
+    assert not (tmp_path / ".homeport").exists()
+    assert decisions.get_decisions(None) == []
+    assert contexts.get_context(None, "active") == {"content": {}, "version": 0, "updated_at": None}
+
+
+def test_store_directory_ignores_its_database_in_git(store, tmp_path):
+    assert "*.db" in (tmp_path / ".homeport" / ".gitignore").read_text()
+
+
+def test_decision_tags_are_trimmed_deduplicated_and_matched_case_insensitively(store):
+    d = decisions.log_decision(store, " Use WAL ", rationale="r", tags=[" DB", "db", "Perf", ""])
+    decisions.log_decision(store, "Other", tags=["perf"])
+    assert d["summary"] == "Use WAL" and d["tags"] == ["DB", "Perf"]
+    assert [x["id"] for x in decisions.get_decisions(store, tags_any=["db"])] == [d["id"]]
+    assert [x["summary"] for x in decisions.get_decisions(store, tags_all=["PERF", "db"])] == ["Use WAL"]
+    assert [x["summary"] for x in decisions.get_decisions(store, tags_any=["perf"])] == ["Other", "Use WAL"]
+
+
+def test_empty_decision_summary_is_rejected(store):
+    with pytest.raises(InvalidItemError, match="summary is empty"):
+        decisions.log_decision(store, "   ")
+
+
+def test_context_patch_merges_and_deletes_and_keeps_history(store):
+    contexts.update_context(store, "product", content={"goal": "g", "stack": ["py"]})
+    out = contexts.update_context(store, "product", patch={"goal": DELETE_MARKER, "team": 3})
+    assert out == {"content": {"stack": ["py"], "team": 3}, "version": 2, "updated_at": out["updated_at"]}
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM context_history WHERE kind='product'").scalar() == 2
+    assert contexts.get_context(store, "active")["version"] == 0
+
+
+def test_context_update_needs_exactly_one_of_content_or_patch(store):
+    with pytest.raises(InvalidItemError, match="exactly one"):
+        contexts.update_context(store, "active")
+    with pytest.raises(InvalidItemError, match="exactly one"):
+        contexts.update_context(store, "active", content={}, patch={})
+
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+
+
+@given(st.dictionaries(st.text(max_size=4), json_scalars), st.dictionaries(st.text(max_size=4), json_scalars | st.just(DELETE_MARKER)))
+def test_patch_sets_every_key_and_deletes_only_marked_ones(doc, patch):
+    merged = apply_patch(doc, patch)
+    for key, value in patch.items():
+        if value == DELETE_MARKER:
+            assert key not in merged
+        else:
+            assert merged[key] == value
+    for key in doc.keys() - patch.keys():
+        assert merged[key] == doc[key]
+
+
+def test_progress_parent_must_exist_and_cycles_are_refused(store):
+    parent = progress.log_progress(store, "TODO", "parent")
+    child = progress.log_progress(store, "TODO", "child", parent_id=parent["id"])
+    with pytest.raises(ItemNotFoundError, match="parent_id 99"):
+        progress.log_progress(store, "TODO", "x", parent_id=99)
+    with pytest.raises(InvalidItemError, match="own ancestor"):
+        progress.update_progress(store, parent["id"], parent_id=child["id"])
+    assert progress.update_progress(store, child["id"], status="DONE")["status"] == "DONE"
+    assert [p["id"] for p in progress.get_progress(store, parent_id=parent["id"])] == [child["id"]]
+    assert [p["id"] for p in progress.get_progress(store, status="DONE")] == [child["id"]]
+
+
+def test_custom_data_is_replaced_by_category_and_key(store):
+    first = custom_data.log_custom_data(store, "ProjectGlossary", "WAL", "write-ahead log")
+    second = custom_data.log_custom_data(store, "ProjectGlossary", "WAL", {"meaning": "write-ahead log"})
+    assert first["id"] == second["id"] and second["created_at"] == first["created_at"]
+    assert custom_data.get_custom_data(store, category="ProjectGlossary")[0]["value"] == {"meaning": "write-ahead log"}
+
+
+def test_search_ranks_and_names_type_and_id(store):
+    d = decisions.log_decision(store, "Use SQLite WAL mode", rationale="readers never block writers")
+    p = progress.log_progress(store, "TODO", "benchmark WAL checkpoints")
+    custom_data.log_custom_data(store, "notes", "unrelated", "nothing to see")
+    hits = search.search(store, "WAL")
+    assert {(h["type"], h["id"]) for h in hits} == {("decision", d["id"]), ("progress", p["id"])}
+    assert "[WAL]" in hits[0]["snippet"]
+    assert search.search(store, "wal", types=["progress"])[0]["id"] == p["id"]
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "AND", "wal OR", "NEAR(", "*", "col:wal", "(wal"])
+def test_search_syntax_errors_fall_back_to_plain_words(store, query):
+    decisions.log_decision(store, "WAL decision")
+    hits = search.search(store, query)
+    assert isinstance(hits, list)
+    if "wal" in query.lower():
+        assert hits and hits[0]["type"] == "decision"
+
+
+def test_search_index_follows_updates(store):
+    p = progress.log_progress(store, "TODO", "alpha task")
+    progress.update_progress(store, p["id"], description="omega task")
+    assert search.search(store, "alpha") == []
+    assert search.search(store, "omega")[0]["id"] == p["id"]
+
+
+def test_search_rejects_unknown_types_by_name(store):
+    with pytest.raises(InvalidItemError, match="nonsense"):
+        search.search(store, "x", types=["nonsense"])
+
+
+def test_cache_is_bounded_and_closes_the_least_recently_used(tmp_path):
+    cache = StoreCache(capacity=2)
+    roots = []
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+        roots.append(tmp_path / str(i))
+    first = cache.get(roots[0], create=True)
+    cache.get(roots[1], create=True)
+    cache.get(roots[0], create=False)  # touch: roots[1] becomes the oldest
+    cache.get(roots[2], create=True)
+    assert len(cache) == 2
+    assert cache.get(roots[0], create=False) is first
+    cache.close()
+
+
+def test_cache_returns_none_for_reads_of_a_workspace_without_store(tmp_path):
+    cache = StoreCache()
+    assert cache.get(tmp_path, create=False) is None
+    assert not store_path_for(tmp_path).exists()
+
+
+def test_concurrent_threads_open_one_store_and_all_writes_land(tmp_path):
+    cache = StoreCache()
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(25):
+                decisions.log_decision(cache.get(tmp_path, create=True), f"t{n}-{i}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(decisions.get_decisions(cache.get(tmp_path, create=False), limit=1000)) == 200
+    cache.close()

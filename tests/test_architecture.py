@@ -1,0 +1,68 @@
+"""The layers of DESIGN.md section 3, enforced on the imports of every module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import homeport
+
+SRC = Path(homeport.__file__).parent
+LOWER = ("workspace", "policy", "store", "files", "projectdb", "mesh")
+IO_MODULES = ("os", "io", "shutil", "sqlite3", "socket", "subprocess", "sqlalchemy", "filelock", "tempfile")
+
+
+def imports_of(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def modules_in(package: str) -> list[Path]:
+    return sorted((SRC / package).rglob("*.py"))
+
+
+def hits(names: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if any(n == f or n.startswith(f + ".") for f in forbidden))
+
+
+@pytest.mark.parametrize("package", LOWER)
+def test_lower_layers_never_import_server_or_cli(package):
+    for module in modules_in(package):
+        assert hits(imports_of(module), ("homeport.server", "homeport.cli")) == [], module
+
+
+def test_server_never_imports_cli():
+    for module in modules_in("server"):
+        assert hits(imports_of(module), ("homeport.cli",)) == [], module
+
+
+def test_workspace_resolution_has_no_mcp_imports():
+    for module in modules_in("workspace"):
+        assert hits(imports_of(module), ("mcp", "starlette", "homeport.store")) == [], module
+
+
+def test_policy_is_pure():
+    forbidden = (*IO_MODULES, "homeport.files", "homeport.store", "homeport.projectdb", "homeport.mesh", "mcp")
+    for module in modules_in("policy"):
+        assert hits(imports_of(module), forbidden) == [], module
+
+
+def test_executors_contain_no_permission_logic():
+    for package in ("files", "projectdb", "store"):
+        for module in modules_in(package):
+            assert hits(imports_of(module), ("homeport.policy",)) == [], module
+
+
+def test_only_the_cli_reads_the_environment():
+    for module in SRC.rglob("*.py"):
+        if module.parent.name == "cli":
+            continue
+        source = module.read_text(encoding="utf-8")
+        assert "os.environ" not in source and "getenv" not in source, module
