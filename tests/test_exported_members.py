@@ -18,8 +18,8 @@ def test_workspace_exports():
 
 def test_store_and_server_exports():
     assert sorted(homeport.store.__all__) == ["SCHEMA_REVISION", "Store", "StoreCache", "store_path_for"]
-    assert sorted(homeport.server.__all__) == ["Runtime", "ServeSettings", "build_http_app", "build_runtime",
-                                               "build_server"]
+    assert sorted(homeport.server.__all__) == ["Runtime", "ServeSettings", "TOOL_GROUPS", "build_http_app",
+                                               "build_runtime", "build_server", "parse_tool_groups"]
 
 
 def test_every_error_derives_from_the_base_and_has_a_distinct_code():

@@ -18,19 +18,34 @@ CONTRACT = {
     "get_decisions": ["limit", "tags_any", "tags_all", "workspace"],
     "log_progress": ["status", "description", "parent_id", "workspace"],
     "update_progress": ["progress_id", "status", "description", "parent_id", "workspace"],
-    "get_progress": ["status", "parent_id", "limit", "workspace"],
+    "get_progress": ["status", "parent_id", "limit", "tree", "workspace"],
+    "delete_progress": ["progress_id", "cascade", "workspace"],
+    "delete_decision": ["decision_id", "workspace"],
     "log_custom_data": ["category", "key", "value", "workspace"],
     "get_custom_data": ["category", "key", "workspace"],
-    "search": ["query", "types", "limit", "workspace"],
+    "delete_custom_data": ["category", "key", "workspace"],
+    "log_system_pattern": ["name", "description", "tags", "workspace"],
+    "get_system_patterns": ["tags_any", "tags_all", "limit", "workspace"],
+    "delete_system_pattern": ["pattern_id", "workspace"],
+    "search": ["query", "types", "limit", "tags_any", "category", "since", "workspace"],
+    "link_items": ["source_type", "source_id", "target_type", "target_id", "relationship", "description",
+                   "workspace"],
+    "get_linked_items": ["item_type", "item_id", "relationship", "linked_type", "depth", "workspace"],
+    "get_item_history": ["item_type", "limit", "version", "before", "after", "workspace"],
+    "get_recent_activity": ["hours_ago", "since", "limit_per_type", "workspace"],
+    "get_memory_schema": [],
+    "batch_log_items": ["item_type", "items", "workspace"],
+    "export": ["format", "output_dir", "workspace"],
+    "import": ["input_dir", "mode", "workspace"],
 }
 
 
 async def test_tool_names_and_parameters_are_the_contract(server_factory):
     async with Client(server_factory()) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
-    assert set(tools) >= set(CONTRACT)
+    assert set(tools) == set(CONTRACT)
     for name, params in CONTRACT.items():
-        assert list(tools[name].input_schema["properties"]) == params, name
+        assert list(tools[name].input_schema.get("properties", {})) == params, name
         assert "roots" not in tools[name].input_schema["properties"]
 
 
@@ -44,3 +59,21 @@ async def test_every_tool_declares_annotations_description_and_output_schema(ser
             assert tool.output_schema is not None, tool.name
             if tool.name.startswith(("get_", "search", "where")):
                 assert a.read_only_hint, tool.name
+            if tool.name.startswith("delete_"):
+                assert a.destructive_hint and not a.read_only_hint, tool.name
+
+
+async def test_tool_groups_expose_only_the_named_tools(server_factory):
+    async with Client(server_factory(tool_groups=("workspace",))) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+    assert names == {"use_workspace", "where_am_i"}
+
+
+def test_unknown_tool_group_is_named():
+    from homeport.errors import ConfigError
+    from homeport.server import parse_tool_groups
+
+    assert parse_tool_groups("memory, workspace") == ("workspace", "memory")
+    assert parse_tool_groups(None) == parse_tool_groups("all")
+    with pytest.raises(ConfigError, match="nosuch"):
+        parse_tool_groups("memory,nosuch")

@@ -208,8 +208,9 @@ async def test_progress_and_search_round_trip(server_factory, projects, mode):
         r = await c.call_tool("get_progress", {"parent_id": parent["id"], "workspace": ws})
         assert [p["id"] for p in r.structured_content["progress"]] == [child["id"]]
         r = await c.call_tool("search", {"query": "guards", "workspace": ws})
-        assert r.structured_content["results"][0] | {"score": 0} == {
-            "type": "progress", "id": child["id"], "title": "write guards", "snippet": "write [guards]", "score": 0}
+        assert r.structured_content["results"][0] | {"score": 0, "updated_at": 0} == {
+            "type": "progress", "id": child["id"], "title": "write guards", "snippet": "write [guards]", "score": 0,
+            "updated_at": 0}
         r = await c.call_tool("update_progress", {"progress_id": 999, "status": "DONE", "workspace": ws})
         assert r.is_error and "999" in r.content[0].text
 

@@ -11,10 +11,11 @@ from typing import Any
 import click
 
 from homeport.errors import HomeportError
+from homeport.server import parse_tool_groups
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
-__all__ = ["domain_errors", "serve_settings", "workspace_options"]
+__all__ = ["domain_errors", "serve_settings", "tools_option", "workspace_options"]
 
 
 def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -31,8 +32,16 @@ def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--tools", "tools", envvar="HOMEPORT_TOOLS", metavar="GROUPS", default="all",
+                      show_default=True,
+                      help="Comma-separated tool groups to expose: workspace, memory (env: HOMEPORT_TOOLS). "
+                           "Fewer tools cost the agent less context on every turn.")(fn)
+
+
 def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[str, ...],
-                   require_explicit_workspace: bool, host: str = "127.0.0.1", port: int = 8765) -> ServeSettings:
+                   require_explicit_workspace: bool, host: str = "127.0.0.1", port: int = 8765,
+                   tools: str | None = None) -> ServeSettings:
     cwd = Path(os.getcwd())
     roots = tuple(Path(os.path.abspath(p)) for p in allow_roots)
     if transport == "http" and not roots:
@@ -46,6 +55,7 @@ def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[
         require_explicit_workspace=require_explicit_workspace,
         cwd=cwd,
         client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
+        tool_groups=parse_tool_groups(tools),
     )
 
 

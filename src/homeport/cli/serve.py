@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from homeport.cli._compose import domain_errors, serve_settings, workspace_options
+from homeport.cli._compose import domain_errors, serve_settings, tools_option, workspace_options
 from homeport.server import build_http_app, build_runtime, build_server
 
 __all__ = ["serve"]
@@ -18,9 +18,10 @@ __all__ = ["serve"]
               help="HTTP address to bind. Keep the default unless clients on other machines must connect.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
 @workspace_options
+@tools_option
 @domain_errors
 def serve(use_http: bool, host: str, port: int, workspace: str | None, allow_roots: tuple[str, ...],
-          require_explicit_workspace: bool) -> None:
+          require_explicit_workspace: bool, tools: str) -> None:
     """Run the MCP server.
 
     Without --http it speaks MCP on stdin/stdout, which is what Claude Code, Cursor, VS Code
@@ -30,7 +31,7 @@ def serve(use_http: bool, host: str, port: int, workspace: str | None, allow_roo
     """
     settings = serve_settings(transport="http" if use_http else "stdio", workspace=workspace,
                               allow_roots=allow_roots, require_explicit_workspace=require_explicit_workspace,
-                              host=host, port=port)
+                              host=host, port=port, tools=tools)
     runtime = build_runtime(settings)
     if settings.workspace:
         # Fail at start, not on the first call, when the configured default cannot be served.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp.server import MCPServer
@@ -13,10 +14,18 @@ from starlette.responses import JSONResponse
 from homeport import __version__
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
+from homeport.errors import ConfigError
+from homeport.server.tools_knowledge import register_knowledge_tools
 from homeport.server.tools_memory import register_memory_tools
 from homeport.server.tools_workspace import register_workspace_tools
 
-__all__ = ["INSTRUCTIONS", "build_http_app", "build_server"]
+__all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
+
+# Each group's tools cost the agent context on every turn; `--tools` exposes only the named groups.
+TOOL_GROUPS: dict[str, tuple[Callable[[MCPServer, Runtime], None], ...]] = {
+    "workspace": (register_workspace_tools,),
+    "memory": (register_memory_tools, register_knowledge_tools),
+}
 
 INSTRUCTIONS = (
     "Homeport keeps this project's memory: product and active context, decisions, progress, custom data "
@@ -35,9 +44,26 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
 def build_server(runtime: Runtime) -> MCPServer:
     mcp = MCPServer("homeport", version=__version__, instructions=INSTRUCTIONS, middleware=[_roots_changed],
                     log_level="WARNING")
-    register_workspace_tools(mcp, runtime)
-    register_memory_tools(mcp, runtime)
+    for group in runtime.settings.tool_groups:
+        for register in TOOL_GROUPS[group]:
+            register(mcp, runtime)
     return mcp
+
+
+def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
+    """`"memory,workspace"` -> the groups in a stable order; None or "all" -> every group.
+
+    Raises:
+        ConfigError: an unknown group name.
+    """
+    if spec is None or spec == "all":
+        return tuple(TOOL_GROUPS)
+    names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
+    unknown = sorted(set(names) - set(TOOL_GROUPS))
+    if unknown or not names:
+        raise ConfigError(f"unknown tool group(s) {', '.join(unknown) or '(none given)'}; "
+                          f"choose from {', '.join(TOOL_GROUPS)} or all")
+    return tuple(g for g in TOOL_GROUPS if g in names)
 
 
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:

@@ -23,3 +23,4 @@ class ServeSettings:
     client_env: Mapping[str, str] = field(default_factory=dict)
     store_cache_size: int = 32
     handle_ttl_seconds: float = 24 * 3600
+    tool_groups: tuple[str, ...] = ("workspace", "memory")

@@ -18,7 +18,17 @@ from homeport.server.runtime import Runtime
 from homeport.store import Store
 from homeport.workspace import Workspace
 
-__all__ = ["READ", "WRITE", "WRITE_IDEMPOTENT", "WorkspaceArg", "run_in_workspace", "roots_param", "tool_error"]
+__all__ = [
+    "DELETE",
+    "READ",
+    "WRITE",
+    "WRITE_IDEMPOTENT",
+    "WorkspaceArg",
+    "roots_param",
+    "run_in_workspace",
+    "tool_error",
+    "workspace_runner",
+]
 
 T = TypeVar("T")
 
@@ -33,6 +43,7 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 WRITE_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
 def roots_param(runtime: Runtime) -> Any:
@@ -46,8 +57,8 @@ def tool_error(exc: HomeportError) -> ToolError:
 
 async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None,
                            roots: types.ListRootsResult | None, *, write: bool,
-                           work: Callable[[Store | None], T]) -> tuple[Workspace, T]:
-    """Resolve the call's workspace and run `work` on its store, both on a worker thread.
+                           work: Callable[..., T], with_root: bool = False) -> tuple[Workspace, T]:
+    """Resolve the call's workspace and run `work(store)` (or `work(store, root)`), both on a worker thread.
 
     Reads get None for a workspace without a store (nothing is created by reading); writes
     create the store on first use.
@@ -57,9 +68,26 @@ async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None
     def resolve_and_work() -> tuple[Workspace, T]:
         resolved = runtime.resolver.resolve(inputs, write=write).workspace
         store = runtime.stores.get(resolved.root, create=write)
-        return resolved, work(store)
+        return resolved, (work(store, resolved.root) if with_root else work(store))
 
     try:
         return await anyio.to_thread.run_sync(resolve_and_work)
     except HomeportError as exc:
         raise tool_error(exc) from exc
+
+
+def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
+    """`await run(ctx, workspace, roots, write, work, key=None, with_root=False)`: the result, with `workspace`.
+
+    A dict result is returned as is (plus `workspace`); anything else is put under `key`.
+    """
+
+    async def run(ctx: Context, workspace: str | None, roots: types.ListRootsResult | None, write: bool,
+                  work: Callable[..., Any], key: str | None = None, with_root: bool = False) -> dict[str, Any]:
+        ws, result = await run_in_workspace(runtime, ctx, workspace, roots, write=write, work=work,
+                                            with_root=with_root)
+        out = {key: result} if key else dict(result)
+        out["workspace"] = ws.describe()
+        return out
+
+    return run

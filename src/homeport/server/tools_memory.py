@@ -9,10 +9,18 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import READ, WRITE, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, run_in_workspace
-from homeport.store import contexts, custom_data, decisions, progress, search
+from homeport.server.tooling import (
+    DELETE,
+    READ,
+    WRITE,
+    WRITE_IDEMPOTENT,
+    WorkspaceArg,
+    roots_param,
+    workspace_runner,
+)
+from homeport.store import contexts, custom_data, decisions, patterns, progress
 
-__all__ = ["register_memory_tools"]
+__all__ = ["Json", "TagsArg", "register_memory_tools"]
 
 Json = dict[str, Any]
 ContentArg = Annotated[Json | None, Field(description="The whole new document (replaces it). Give this or patch.")]
@@ -24,11 +32,7 @@ TagsArg = Annotated[list[str] | None, Field(description="Tags; matched case-inse
 def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     Roots = roots_param(runtime)
 
-    async def run(ctx: Context, workspace: str | None, roots: Any, write: bool, work: Any, key: str | None = None) -> Json:
-        ws, result = await run_in_workspace(runtime, ctx, workspace, roots, write=write, work=work)
-        out = {key: result} if key else dict(result)
-        out["workspace"] = ws.describe()
-        return out
+    run = workspace_runner(runtime)
 
     for kind, noun in (("product", "product context: goals, features, architecture"),
                        ("active", "active context: current focus, recent changes, open questions")):
@@ -63,11 +67,53 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         return await run(ctx, workspace, roots, True, lambda s: progress.update_progress(
             s, progress_id, status=status, description=description, parent_id=parent_id))
 
-    @mcp.tool(annotations=READ, description="List progress entries, newest first, optionally by status or parent.")
+    @mcp.tool(annotations=READ, description=(
+        "List progress entries, newest first, optionally by status or parent. tree=true returns them nested "
+        "under `children` instead: the subtree of parent_id, or every top-level entry."))
     async def get_progress(ctx: Context, roots: Roots, status: str | None = None, parent_id: int | None = None,
-                           limit: Annotated[int, Field(ge=1, le=1000)] = 50, workspace: WorkspaceArg = None) -> Json:
+                           limit: Annotated[int, Field(ge=1, le=1000)] = 50, tree: bool = False,
+                           workspace: WorkspaceArg = None) -> Json:
+        if tree:
+            return await run(ctx, workspace, roots, False, lambda s: progress.get_progress_tree(
+                s, root_id=parent_id, status=status), key="progress")
         return await run(ctx, workspace, roots, False, lambda s: progress.get_progress(
             s, status=status, parent_id=parent_id, limit=limit), key="progress")
+
+    @mcp.tool(annotations=DELETE, description=(
+        "Delete a progress entry with its links. An entry with children is refused unless cascade=true, "
+        "which deletes the whole subtree. Returns what was removed."))
+    async def delete_progress(ctx: Context, roots: Roots, progress_id: int, cascade: bool = False,
+                              workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, True,
+                         lambda s: progress.delete_progress(s, progress_id, cascade=cascade))
+
+    @mcp.tool(annotations=DELETE, description="Delete a decision with its tags and links. Returns what was removed.")
+    async def delete_decision(ctx: Context, roots: Roots, decision_id: int, workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, True, lambda s: decisions.delete_decision(s, decision_id))
+
+    @mcp.tool(annotations=DELETE, description="Delete the custom data under (category, key). Returns what was removed.")
+    async def delete_custom_data(ctx: Context, roots: Roots, category: str, key: str,
+                                 workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, True, lambda s: custom_data.delete_custom_data(s, category, key))
+
+    @mcp.tool(annotations=WRITE_IDEMPOTENT, description=(
+        "Record a system pattern (a reusable way the project does something). Logging an existing name "
+        "(any case) updates that pattern."))
+    async def log_system_pattern(ctx: Context, roots: Roots, name: str, description: str, tags: TagsArg = None,
+                                 workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, True,
+                         lambda s: patterns.log_system_pattern(s, name, description, tags=tags))
+
+    @mcp.tool(annotations=READ, description="List system patterns by name, optionally by tags.")
+    async def get_system_patterns(ctx: Context, roots: Roots, tags_any: TagsArg = None, tags_all: TagsArg = None,
+                                  limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+                                  workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, False, lambda s: patterns.get_system_patterns(
+            s, tags_any=tags_any, tags_all=tags_all, limit=limit), key="system_patterns")
+
+    @mcp.tool(annotations=DELETE, description="Delete a system pattern with its tags and links. Returns what was removed.")
+    async def delete_system_pattern(ctx: Context, roots: Roots, pattern_id: int, workspace: WorkspaceArg = None) -> Json:
+        return await run(ctx, workspace, roots, True, lambda s: patterns.delete_system_pattern(s, pattern_id))
 
     @mcp.tool(annotations=WRITE_IDEMPOTENT, description=(
         "Store any JSON value under (category, key), replacing an existing one. The category "
@@ -81,16 +127,6 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
                               workspace: WorkspaceArg = None) -> Json:
         return await run(ctx, workspace, roots, False,
                          lambda s: custom_data.get_custom_data(s, category=category, key=key), key="items")
-
-    @mcp.tool(name="search", annotations=READ, description=(
-        "Full-text search over decisions, progress and custom data, best first. FTS5 syntax works "
-        "(\"exact phrase\", prefix*, OR); anything else is searched as plain words."))
-    async def search_items(ctx: Context, roots: Roots, query: str,
-                           types: Annotated[list[str] | None, Field(
-                               description="Limit to item types: decision, progress, custom_data.")] = None,
-                           limit: Annotated[int, Field(ge=1, le=200)] = 20, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False,
-                         lambda s: search.search(s, query, types=types, limit=limit), key="results")
 
 
 def _register_context_tools(mcp: MCPServer, run: Any, Roots: Any, kind: str, noun: str) -> None:

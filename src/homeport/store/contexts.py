@@ -6,12 +6,14 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, insert, select, update
 
-from homeport.errors import InvalidItemError
+from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now
 from homeport.store.database import Store
 from homeport.store.schema import context_history, contexts
 
-__all__ = ["DELETE_MARKER", "ContextKind", "apply_patch", "get_context", "update_context"]
+__all__ = ["DELETE_MARKER", "ContextKind", "apply_patch", "get_context", "get_history", "update_context",
+           "write_context"]
 
 ContextKind = Literal["product", "active"]
 DELETE_MARKER = "__DELETE__"
@@ -50,16 +52,49 @@ def update_context(store: Store, kind: ContextKind, *, content: dict[str, Any] |
     with store.write() as conn:
         current = _read(conn, kind)
         document = content if content is not None else apply_patch(current["content"], patch or {})
-        version = current["version"] + 1
-        stamp = now()
-        body = dump_json(document)
-        if current["version"] == 0:
-            conn.execute(insert(contexts).values(kind=kind, content=body, version=version, updated_at=stamp))
-        else:
-            conn.execute(update(contexts).where(contexts.c.kind == kind)
-                         .values(content=body, version=version, updated_at=stamp))
-        conn.execute(insert(context_history).values(kind=kind, version=version, content=body, changed_at=stamp))
+        return write_context(conn, kind, document)
+
+
+def write_context(conn: Connection, kind: ContextKind, document: dict[str, Any], *,
+                  changed_at: str | None = None) -> dict[str, Any]:
+    """Store `document` as the next version inside an open write transaction."""
+    current_version = conn.execute(select(contexts.c.version).where(contexts.c.kind == kind)).scalar() or 0
+    version = current_version + 1
+    stamp = changed_at or now()
+    body = dump_json(document)
+    if current_version == 0:
+        conn.execute(insert(contexts).values(kind=kind, content=body, version=version, updated_at=stamp))
+    else:
+        conn.execute(update(contexts).where(contexts.c.kind == kind)
+                     .values(content=body, version=version, updated_at=stamp))
+    conn.execute(insert(context_history).values(kind=kind, version=version, content=body, changed_at=stamp))
+    search_index.index_item(conn, f"{kind}_context", 1, title=f"{kind} context", body=body, updated_at=stamp)
     return {"content": document, "version": version, "updated_at": stamp}
+
+
+def get_history(store: Store | None, kind: ContextKind, *, limit: int = 10, version: int | None = None,
+                before: str | None = None, after: str | None = None) -> list[dict[str, Any]]:
+    """Versions of a context document, newest first; `version` picks one, `before`/`after` bound the time.
+
+    Raises:
+        ItemNotFoundError: `version` names no version.
+    """
+    if store is None:
+        if version is not None:
+            raise ItemNotFoundError(f"{kind} context has no version {version}; it was never written")
+        return []
+    stmt = select(context_history).where(context_history.c.kind == kind).order_by(context_history.c.version.desc())
+    if version is not None:
+        stmt = stmt.where(context_history.c.version == version)
+    if before is not None:
+        stmt = stmt.where(context_history.c.changed_at < before)
+    if after is not None:
+        stmt = stmt.where(context_history.c.changed_at > after)
+    with store.read() as conn:
+        rows = conn.execute(stmt.limit(max(1, min(limit, 1000)))).all()
+    if version is not None and not rows:
+        raise ItemNotFoundError(f"{kind} context has no version {version}; list versions with get_item_history")
+    return [{"version": r.version, "content": load_json(r.content), "changed_at": r.changed_at} for r in rows]
 
 
 def _read(conn: Connection, kind: ContextKind) -> dict[str, Any]:

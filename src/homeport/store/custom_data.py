@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 
-from homeport.errors import InvalidItemError
+from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now
 from homeport.store.database import Store
+from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
 
-__all__ = ["GLOSSARY_CATEGORY", "get_custom_data", "log_custom_data"]
+__all__ = ["GLOSSARY_CATEGORY", "delete_custom_data", "get_custom_data", "log_custom_data", "upsert_custom_data"]
 
 ITEM_TYPE = "custom_data"
 GLOSSARY_CATEGORY = "ProjectGlossary"
@@ -25,25 +26,52 @@ def log_custom_data(store: Store, category: str, key: str, value: Any) -> dict[s
     Raises:
         InvalidItemError: empty category or key, or a value that is not JSON.
     """
-    category, key = category.strip(), key.strip()
+    with store.write() as conn:
+        return upsert_custom_data(conn, category, key, value)
+
+
+def upsert_custom_data(conn: Connection, category: str, key: str, value: Any, *, item_id: int | None = None,
+                       created_at: str | None = None, updated_at: str | None = None) -> dict[str, Any]:
+    """Create or replace inside an open write transaction (batch writes and imports share this)."""
+    category, key = (category or "").strip(), (key or "").strip()
     if not category or not key:
         raise InvalidItemError("custom data needs a non-empty category and key")
     body = dump_json(value)
-    stamp = now()
+    stamp = updated_at or now()
+    existing = conn.execute(select(custom_data.c.id, custom_data.c.created_at)
+                            .where(custom_data.c.category == category, custom_data.c.key == key)).first()
+    if existing is None:
+        created = created_at or stamp
+        values = {"category": category, "key": key, "value": body, "created_at": created, "updated_at": stamp}
+        if item_id is not None:
+            values["id"] = item_id
+        item_id = conn.execute(insert(custom_data).values(**values)).inserted_primary_key[0]
+    else:
+        item_id, created = existing
+        conn.execute(update(custom_data).where(custom_data.c.id == item_id).values(value=body, updated_at=stamp))
+    text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    search_index.index_item(conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value,
+                            updated_at=stamp, category=category)
+    return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created,
+            "updated_at": stamp}
+
+
+def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
+    """Delete the entry under (category, key) with its links; returns what was removed.
+
+    Raises:
+        ItemNotFoundError: nothing is stored there.
+    """
     with store.write() as conn:
-        existing = conn.execute(select(custom_data.c.id, custom_data.c.created_at)
-                                .where(custom_data.c.category == category, custom_data.c.key == key)).first()
-        if existing is None:
-            item_id = conn.execute(insert(custom_data).values(
-                category=category, key=key, value=body, created_at=stamp, updated_at=stamp,
-            )).inserted_primary_key[0]
-            created = stamp
-        else:
-            item_id, created = existing
-            conn.execute(update(custom_data).where(custom_data.c.id == item_id).values(value=body, updated_at=stamp))
-        text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        search_index.index_item(conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value, tags=(category,))
-    return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created, "updated_at": stamp}
+        row = conn.execute(select(custom_data).where(custom_data.c.category == category.strip(),
+                                                     custom_data.c.key == key.strip())).first()
+        if row is None:
+            raise ItemNotFoundError(f"no custom data under category {category!r} and key {key!r}; "
+                                    "list them with get_custom_data")
+        links_removed = forget_item(conn, ITEM_TYPE, row.id)
+        conn.execute(delete(custom_data).where(custom_data.c.id == row.id))
+    return {"deleted": {"type": ITEM_TYPE, **row._asdict(), "value": load_json(row.value)},
+            "links_removed": links_removed}
 
 
 def get_custom_data(store: Store | None, *, category: str | None = None, key: str | None = None) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ __all__ = ["SCHEMA_REVISION", "STORE_DIRNAME", "STORE_FILENAME", "Store", "store
 STORE_DIRNAME = ".homeport"
 STORE_FILENAME = "homeport.db"
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 BUSY_TIMEOUT_MS = 30_000
 _GITIGNORE = "# Homeport's local store; export with `homeport export` to share memory.\n*.db\n*.db-*\n*.lock\n"
 

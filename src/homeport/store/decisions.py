@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, delete, insert, select
 
-from homeport.errors import InvalidItemError
+from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now
 from homeport.store.database import Store
+from homeport.store.items import forget_item
 from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, tags_of
 
-__all__ = ["get_decisions", "log_decision"]
+__all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision"]
 
 ITEM_TYPE = "decision"
 
@@ -26,21 +27,45 @@ def log_decision(store: Store, summary: str, *, rationale: str | None = None,
     Raises:
         InvalidItemError: an empty summary.
     """
-    summary = summary.strip()
+    with store.write() as conn:
+        return insert_decision(conn, summary, rationale=rationale,
+                               implementation_details=implementation_details, tags=tags)
+
+
+def insert_decision(conn: Connection, summary: str, *, rationale: str | None = None,
+                    implementation_details: str | None = None, tags: Sequence[str] | None = None,
+                    item_id: int | None = None, created_at: str | None = None,
+                    updated_at: str | None = None) -> dict[str, Any]:
+    """Insert inside an open write transaction (batch writes and imports share this)."""
+    summary = (summary or "").strip()
     if not summary:
         raise InvalidItemError("decision summary is empty; say in one line what was decided")
-    stamp = now()
+    created = created_at or now()
+    updated = updated_at or created
+    values = {"summary": summary, "rationale": rationale, "implementation_details": implementation_details,
+              "created_at": created, "updated_at": updated}
+    if item_id is not None:
+        values["id"] = item_id
+    item_id = conn.execute(insert(decisions).values(**values)).inserted_primary_key[0]
+    clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
+    search_index.index_item(conn, ITEM_TYPE, item_id, title=summary, updated_at=updated, tags=clean,
+                            body="\n".join(x for x in (rationale, implementation_details) if x))
+    return {"id": item_id, **values, "tags": clean}
+
+
+def delete_decision(store: Store, decision_id: int) -> dict[str, Any]:
+    """Delete a decision with its tags and links; returns what was removed.
+
+    Raises:
+        ItemNotFoundError: no decision has that id.
+    """
     with store.write() as conn:
-        item_id = conn.execute(insert(decisions).values(
-            summary=summary, rationale=rationale, implementation_details=implementation_details,
-            created_at=stamp, updated_at=stamp,
-        )).inserted_primary_key[0]
-        clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
-        search_index.index_item(conn, ITEM_TYPE, item_id, title=summary,
-                                body="\n".join(x for x in (rationale, implementation_details) if x), tags=clean)
-    return {"id": item_id, "summary": summary, "rationale": rationale,
-            "implementation_details": implementation_details, "tags": clean,
-            "created_at": stamp, "updated_at": stamp}
+        row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
+        if row is None:
+            raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
+        links_removed = forget_item(conn, ITEM_TYPE, decision_id)
+        conn.execute(delete(decisions).where(decisions.c.id == decision_id))
+    return {"deleted": {"type": ITEM_TYPE, **row._asdict()}, "links_removed": links_removed}
 
 
 def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[str] | None = None,

@@ -1,20 +1,23 @@
-"""Progress entries (tasks): status, description, an optional parent."""
+"""Progress entries (tasks): status, description, an optional parent, forming a tree."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now
 from homeport.store.database import Store
+from homeport.store.items import forget_item
 from homeport.store.schema import progress
 
-__all__ = ["COMMON_STATUSES", "get_progress", "log_progress", "update_progress"]
+__all__ = ["COMMON_STATUSES", "delete_progress", "get_progress", "get_progress_tree", "insert_progress",
+           "log_progress", "update_progress"]
 
 ITEM_TYPE = "progress"
+# Statuses are free text; these are the ones agents and the CLI use by convention.
 COMMON_STATUSES = ("TODO", "IN_PROGRESS", "DONE", "BLOCKED")
 
 
@@ -25,17 +28,25 @@ def log_progress(store: Store, status: str, description: str, *, parent_id: int 
         InvalidItemError: empty status or description.
         ItemNotFoundError: `parent_id` names no entry.
     """
-    status, description = _clean(status, "status"), _clean(description, "description")
-    stamp = now()
     with store.write() as conn:
-        if parent_id is not None:
-            _require(conn, parent_id, "parent_id")
-        item_id = conn.execute(insert(progress).values(
-            status=status, description=description, parent_id=parent_id, created_at=stamp, updated_at=stamp,
-        )).inserted_primary_key[0]
-        _index(conn, item_id, status, description)
-    return {"id": item_id, "status": status, "description": description, "parent_id": parent_id,
-            "created_at": stamp, "updated_at": stamp}
+        return insert_progress(conn, status, description, parent_id=parent_id)
+
+
+def insert_progress(conn: Connection, status: str, description: str, *, parent_id: int | None = None,
+                    item_id: int | None = None, created_at: str | None = None,
+                    updated_at: str | None = None) -> dict[str, Any]:
+    """Insert inside an open write transaction (batch writes and imports share this)."""
+    status, description = _clean(status, "status"), _clean(description, "description")
+    if parent_id is not None:
+        _require(conn, parent_id, "parent_id")
+    created = created_at or now()
+    values = {"status": status, "description": description, "parent_id": parent_id,
+              "created_at": created, "updated_at": updated_at or created}
+    if item_id is not None:
+        values["id"] = item_id
+    item_id = conn.execute(insert(progress).values(**values)).inserted_primary_key[0]
+    _index(conn, item_id, status, description, values["updated_at"])
+    return {"id": item_id, **values}
 
 
 def update_progress(store: Store, progress_id: int, *, status: str | None = None, description: str | None = None,
@@ -63,8 +74,30 @@ def update_progress(store: Store, progress_id: int, *, status: str | None = None
         changes["updated_at"] = now()
         conn.execute(update(progress).where(progress.c.id == progress_id).values(**changes))
         row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
-        _index(conn, progress_id, row.status, row.description)
+        _index(conn, progress_id, row.status, row.description, row.updated_at)
     return row._asdict()
+
+
+def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) -> dict[str, Any]:
+    """Delete an entry; with children only when `cascade`, which deletes the whole subtree.
+
+    Raises:
+        ItemNotFoundError: no entry has that id.
+        InvalidItemError: the entry has children and `cascade` is false.
+    """
+    with store.write() as conn:
+        _require(conn, progress_id, "progress_id")
+        subtree = _subtree_ids(conn, progress_id)
+        if len(subtree) > 1 and not cascade:
+            raise InvalidItemError(
+                f"progress {progress_id} has {len(subtree) - 1} descendant(s); pass cascade=true to delete them "
+                "too, or move them first with update_progress(parent_id=...)"
+            )
+        rows = conn.execute(select(progress).where(progress.c.id.in_(subtree))).all()
+        links_removed = sum(forget_item(conn, ITEM_TYPE, i) for i in subtree)
+        for item_id in reversed(subtree):  # children before parents: the foreign key holds throughout
+            conn.execute(delete(progress).where(progress.c.id == item_id))
+    return {"deleted": [{"type": ITEM_TYPE, **r._asdict()} for r in rows], "links_removed": links_removed}
 
 
 def get_progress(store: Store | None, *, status: str | None = None, parent_id: int | None = None,
@@ -81,8 +114,50 @@ def get_progress(store: Store | None, *, status: str | None = None, parent_id: i
         return [r._asdict() for r in conn.execute(stmt)]
 
 
+def get_progress_tree(store: Store | None, *, root_id: int | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    """Entries nested under `children`, oldest first; the subtree of `root_id`, or every top-level entry.
+
+    With `status`, only matching entries are kept, with the ancestors that lead to them.
+
+    Raises:
+        ItemNotFoundError: `root_id` names no entry.
+    """
+    if store is None:
+        if root_id is not None:
+            raise ItemNotFoundError(f"progress {root_id} does not exist; the workspace has no progress yet")
+        return []
+    with store.read() as conn:
+        if root_id is not None:
+            _require(conn, root_id, "root_id")
+        rows = [r._asdict() for r in conn.execute(select(progress).order_by(progress.c.id))]
+    nodes = {r["id"]: {**r, "children": []} for r in rows}
+    tops = []
+    for node in nodes.values():
+        parent = nodes.get(node["parent_id"]) if node["parent_id"] is not None else None
+        (parent["children"] if parent else tops).append(node)
+    forest = [nodes[root_id]] if root_id is not None else tops
+    if status is not None:
+        forest = [n for n in (_prune(node, status.strip()) for node in forest) if n is not None]
+    return forest
+
+
+def _prune(node: dict[str, Any], status: str) -> dict[str, Any] | None:
+    children = [c for c in (_prune(child, status) for child in node["children"]) if c is not None]
+    if node["status"] == status or children:
+        return {**node, "children": children}
+    return None
+
+
+def _subtree_ids(conn: Connection, root_id: int) -> list[int]:
+    ids, frontier = [root_id], [root_id]
+    while frontier:
+        frontier = list(conn.execute(select(progress.c.id).where(progress.c.parent_id.in_(frontier))).scalars())
+        ids.extend(frontier)
+    return ids
+
+
 def _clean(value: str, name: str) -> str:
-    value = value.strip()
+    value = (value or "").strip()
     if not value:
         hint = f" (common: {', '.join(COMMON_STATUSES)})" if name == "status" else ""
         raise InvalidItemError(f"progress {name} is empty; pass a non-empty {name}{hint}")
@@ -102,5 +177,6 @@ def _refuse_cycle(conn: Connection, item_id: int, parent_id: int) -> None:
         cursor = conn.execute(select(progress.c.parent_id).where(progress.c.id == cursor)).scalar()
 
 
-def _index(conn: Connection, item_id: int, status: str, description: str) -> None:
-    search_index.index_item(conn, ITEM_TYPE, item_id, title=description[:120], body=f"{description}\n{status}")
+def _index(conn: Connection, item_id: int, status: str, description: str, updated_at: str) -> None:
+    search_index.index_item(conn, ITEM_TYPE, item_id, title=description[:120], body=f"{description}\n{status}",
+                            updated_at=updated_at, category=status)

@@ -20,7 +20,10 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-__all__ = ["context_history", "contexts", "custom_data", "decisions", "item_tags", "metadata", "progress"]
+__all__ = [
+    "context_history", "contexts", "custom_data", "decisions", "item_tags", "links", "metadata", "progress",
+    "system_patterns",
+]
 
 metadata = MetaData()
 
@@ -53,6 +56,7 @@ decisions = Table(
     Column("implementation_details", Text),
     Column("created_at", String(32), nullable=False),
     Column("updated_at", String(32), nullable=False),
+    Index("ix_decisions_updated", "updated_at"),
 )
 
 progress = Table(
@@ -66,6 +70,7 @@ progress = Table(
     Column("updated_at", String(32), nullable=False),
     Index("ix_progress_parent", "parent_id"),
     Index("ix_progress_status", "status"),
+    Index("ix_progress_updated", "updated_at"),
 )
 
 custom_data = Table(
@@ -78,6 +83,37 @@ custom_data = Table(
     Column("created_at", String(32), nullable=False),
     Column("updated_at", String(32), nullable=False),
     UniqueConstraint("category", "key", name="uq_custom_data_category_key"),
+    Index("ix_custom_data_updated", "updated_at"),
+)
+
+# `name_key` is the case-folded name: logging an existing name (any case) updates that pattern.
+system_patterns = Table(
+    "system_patterns",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(300), nullable=False),
+    Column("name_key", String(300), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    UniqueConstraint("name_key", name="uq_system_patterns_name_key"),
+)
+
+# A typed edge between any two items; contexts are addressed with id 1.
+links = Table(
+    "links",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source_type", String(32), nullable=False),
+    Column("source_id", Integer, nullable=False),
+    Column("target_type", String(32), nullable=False),
+    Column("target_id", Integer, nullable=False),
+    Column("relationship", String(100), nullable=False),
+    Column("description", Text),
+    Column("created_at", String(32), nullable=False),
+    UniqueConstraint("source_type", "source_id", "target_type", "target_id", "relationship", name="uq_links_edge"),
+    Index("ix_links_source", "source_type", "source_id"),
+    Index("ix_links_target", "target_type", "target_id"),
 )
 
 # Tags of any item type; `tag_key` is the case-folded form used for matching and uniqueness.

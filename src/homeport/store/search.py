@@ -1,8 +1,9 @@
 """One full-text index over every item type (FTS5 on SQLite), ranked by bm25.
 
 Item modules call `index_item` / `unindex_item` inside their write transaction, so the index
-never disagrees with the items. A query FTS5 cannot parse (unbalanced quotes, a bare operator)
-is retried as plain words instead of failing: the agent cannot be expected to know FTS5 syntax.
+never disagrees with the items. A query FTS5 cannot parse (unbalanced quotes, a bare operator,
+an unknown column) is retried as plain words instead of failing: the agent cannot be expected to
+know FTS5 syntax.
 """
 
 from __future__ import annotations
@@ -15,27 +16,28 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
 from homeport.errors import InvalidItemError
+from homeport.store._common import normalize_tags
 from homeport.store.database import Store
 
-__all__ = ["ITEM_TYPES", "index_item", "search", "unindex_item"]
+__all__ = ["SEARCHABLE_TYPES", "index_item", "plain_words", "search", "unindex_item"]
 
-ITEM_TYPES = ("decision", "progress", "custom_data")
+SEARCHABLE_TYPES = ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
 
 
-def index_item(conn: Connection, item_type: str, item_id: int, *, title: str, body: str, tags: Sequence[str] = ()) -> None:
+def index_item(conn: Connection, item_type: str, item_id: int, *, title: str, body: str, updated_at: str,
+               tags: Sequence[str] = (), category: str | None = None) -> None:
     unindex_item(conn, item_type, item_id)
     conn.execute(
-        text("INSERT INTO search_index (item_type, item_id, title, body, tags) VALUES (:t, :i, :ti, :b, :g)"),
-        {"t": item_type, "i": item_id, "ti": title, "b": body, "g": " ".join(tags)},
+        text("INSERT INTO search_index (item_type, item_id, category, updated_at, title, body, tags) "
+             "VALUES (:t, :i, :c, :u, :ti, :b, :g)"),
+        {"t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body, "g": " ".join(tags)},
     )
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
     conn.execute(text("DELETE FROM search_index WHERE item_type = :t AND item_id = :i"), {"t": item_type, "i": item_id})
-
-
-_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
 
 
 def plain_words(query: str) -> str:
@@ -44,44 +46,71 @@ def plain_words(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def search(store: Store | None, query: str, *, types: Sequence[str] | None = None, limit: int = 20) -> list[dict[str, Any]]:
-    """Ranked hits `{type, id, title, snippet, score}`; higher score is better.
+def search(store: Store | None, query: str, *, types: Sequence[str] | None = None,
+           tags_any: Sequence[str] | None = None, category: str | None = None, since: str | None = None,
+           limit: int = 20) -> list[dict[str, Any]]:
+    """Ranked hits `{type, id, title, snippet, score, updated_at}`; higher score is better.
+
+    `category` narrows to custom data of that category (ProjectGlossary: the glossary);
+    `since` (ISO 8601) to items changed at or after it.
 
     Raises:
         InvalidItemError: an unknown item type in `types`, or an empty query.
     """
     if not query.strip():
         raise InvalidItemError("search query is empty; pass words to look for")
-    wanted = list(types or ITEM_TYPES)
-    unknown = sorted(set(wanted) - set(ITEM_TYPES))
+    wanted = list(types or SEARCHABLE_TYPES)
+    unknown = sorted(set(wanted) - set(SEARCHABLE_TYPES))
     if unknown:
-        raise InvalidItemError(f"unknown item type(s) {', '.join(unknown)}; use any of {', '.join(ITEM_TYPES)}")
+        raise InvalidItemError(f"unknown item type(s) {', '.join(unknown)}; use any of {', '.join(SEARCHABLE_TYPES)}")
     if store is None:
         return []
+    filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, since, limit)
     with store.read() as conn:
         try:
-            return _run(conn, query, wanted, limit)
+            return _run(conn, query, filters)
         except OperationalError:
             conn.rollback()
         fallback = plain_words(query)
-        return _run(conn, fallback, wanted, limit) if fallback else []
+        return _run(conn, fallback, filters) if fallback else []
 
 
-def _run(conn: Connection, match: str, types: list[str], limit: int) -> list[dict[str, Any]]:
-    placeholders = ", ".join(f":t{i}" for i in range(len(types)))
-    params: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
-    params.update(q=match, limit=max(1, min(limit, 200)))
+class _Filters:
+    def __init__(self, types: list[str], tags: list[str], category: str | None, since: str | None, limit: int):
+        self.types, self.tags, self.category, self.since = types, tags, category, since
+        self.limit = max(1, min(limit, 200))
+
+
+def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
+    params: dict[str, Any] = {"q": match, "limit": f.limit}
+    where = ["search_index MATCH :q", _in_list("item_type", "t", f.types, params)]
+    if f.tags:
+        where.append("EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
+                     f"AND g.item_id = search_index.item_id AND {_in_list('g.tag_key', 'g', [t.casefold() for t in f.tags], params)})")
+    if f.category:
+        where.append("category = :category")
+        params["category"] = f.category
+    if f.since:
+        where.append("updated_at >= :since")
+        params["since"] = f.since
     rows = conn.execute(
         text(
-            "SELECT item_type, item_id, title, "
-            "snippet(search_index, -1, '[', ']', '…', 16) AS snip, bm25(search_index, 0, 0, 4.0, 1.0, 2.0) AS rank "
-            f"FROM search_index WHERE search_index MATCH :q AND item_type IN ({placeholders}) "
-            "ORDER BY rank LIMIT :limit"
+            "SELECT item_type, item_id, title, updated_at, "
+            "snippet(search_index, -1, '[', ']', '…', 16) AS snip, bm25(search_index, 0, 0, 0, 0, 4.0, 1.0, 2.0) AS rank "
+            f"FROM search_index WHERE {' AND '.join(where)} ORDER BY rank LIMIT :limit"
         ),
         params,
     )
     return [
         {"type": r.item_type, "id": int(r.item_id), "title": r.title, "snippet": r.snip or r.title,
-         "score": round(-float(r.rank), 4)}
+         "score": round(-float(r.rank), 6), "updated_at": r.updated_at}
         for r in rows
     ]
+
+
+def _in_list(column: str, prefix: str, values: Sequence[str], params: dict[str, Any]) -> str:
+    names = []
+    for i, value in enumerate(values):
+        params[f"{prefix}{i}"] = value
+        names.append(f":{prefix}{i}")
+    return f"{column} IN ({', '.join(names)})"

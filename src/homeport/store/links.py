@@ -1,0 +1,103 @@
+"""Typed links between any two items, and walks over the graph they make."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, insert, or_, select
+
+from homeport.errors import InvalidItemError
+from homeport.store._common import now
+from homeport.store.database import Store
+from homeport.store.items import require_item
+from homeport.store.schema import links
+
+__all__ = ["get_linked_items", "insert_link", "link_items"]
+
+MAX_DEPTH = 3
+
+
+def link_items(store: Store, source_type: str, source_id: int, target_type: str, target_id: int,
+               relationship: str, *, description: str | None = None) -> dict[str, Any]:
+    """Link two existing items; linking the same pair with the same relationship again returns the first link.
+
+    Raises:
+        InvalidItemError: an unknown type, an empty relationship, or an item linked to itself.
+        ItemNotFoundError: either end does not exist.
+    """
+    with store.write() as conn:
+        return insert_link(conn, source_type, source_id, target_type, target_id, relationship, description=description)
+
+
+def insert_link(conn: Connection, source_type: str, source_id: int, target_type: str, target_id: int,
+                relationship: str, *, description: str | None = None, created_at: str | None = None) -> dict[str, Any]:
+    relationship = (relationship or "").strip()
+    if not relationship:
+        raise InvalidItemError("relationship is empty; name it, e.g. implements, depends_on, relates_to")
+    if (source_type, source_id) == (target_type, target_id):
+        raise InvalidItemError(f"{source_type} {source_id} cannot be linked to itself")
+    require_item(conn, source_type, source_id)
+    require_item(conn, target_type, target_id)
+    edge = {"source_type": source_type, "source_id": source_id, "target_type": target_type,
+            "target_id": target_id, "relationship": relationship}
+    existing = conn.execute(select(links).filter_by(**edge)).first()
+    if existing is not None:
+        return {**existing._asdict(), "created": False}
+    values = {**edge, "description": description, "created_at": created_at or now()}
+    link_id = conn.execute(insert(links).values(**values)).inserted_primary_key[0]
+    return {"id": link_id, **values, "created": True}
+
+
+def get_linked_items(store: Store | None, item_type: str, item_id: int, *, relationship: str | None = None,
+                     linked_type: str | None = None, depth: int = 1) -> list[dict[str, Any]]:
+    """Items linked to the given one in either direction, up to `depth` hops (1-3), nearest first.
+
+    Each entry: `{type, id, relationship, direction, depth, via}` where direction is "outgoing"
+    when the link points from the nearer item to this one's neighbour.
+
+    Raises:
+        InvalidItemError: depth outside 1-3.
+        ItemNotFoundError: the start item does not exist.
+    """
+    if not 1 <= depth <= MAX_DEPTH:
+        raise InvalidItemError(f"depth {depth} is out of range; use 1 to {MAX_DEPTH}")
+    if store is None:
+        return []
+    with store.read() as conn:
+        require_item(conn, item_type, item_id)
+        start = (item_type, item_id)
+        seen = {start}
+        frontier = [start]
+        found: list[dict[str, Any]] = []
+        for hop in range(1, depth + 1):
+            next_frontier = []
+            for node in frontier:
+                for edge in _edges(conn, node, relationship):
+                    neighbour, direction = _other_end(edge, node)
+                    if neighbour in seen:
+                        continue
+                    seen.add(neighbour)
+                    next_frontier.append(neighbour)
+                    if linked_type is None or neighbour[0] == linked_type:
+                        found.append({"type": neighbour[0], "id": neighbour[1], "relationship": edge.relationship,
+                                      "direction": direction, "depth": hop, "link_id": edge.id,
+                                      "via": {"type": node[0], "id": node[1]}, "description": edge.description})
+            frontier = next_frontier
+    return found
+
+
+def _edges(conn: Connection, node: tuple[str, int], relationship: str | None) -> list[Any]:
+    item_type, item_id = node
+    stmt = select(links).where(or_(
+        (links.c.source_type == item_type) & (links.c.source_id == item_id),
+        (links.c.target_type == item_type) & (links.c.target_id == item_id),
+    )).order_by(links.c.id)
+    if relationship is not None:
+        stmt = stmt.where(links.c.relationship == relationship)
+    return conn.execute(stmt).all()
+
+
+def _other_end(edge: Any, node: tuple[str, int]) -> tuple[tuple[str, int], str]:
+    if (edge.source_type, edge.source_id) == node:
+        return (edge.target_type, edge.target_id), "outgoing"
+    return (edge.source_type, edge.source_id), "incoming"

@@ -1,0 +1,90 @@
+"""System patterns: named, reusable ways the project does things; the name is unique per workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import search as search_index
+from homeport.store._common import now
+from homeport.store.database import Store
+from homeport.store.items import forget_item
+from homeport.store.schema import system_patterns
+from homeport.store.tags import filter_by_tags, set_tags, tags_of
+
+__all__ = ["delete_system_pattern", "get_system_patterns", "log_system_pattern", "upsert_system_pattern"]
+
+ITEM_TYPE = "system_pattern"
+
+
+def log_system_pattern(store: Store, name: str, description: str, *, tags: Sequence[str] | None = None) -> dict[str, Any]:
+    """Create a pattern, or update the one with the same name (case-insensitive).
+
+    Raises:
+        InvalidItemError: empty name or description.
+    """
+    with store.write() as conn:
+        return upsert_system_pattern(conn, name, description, tags=tags)
+
+
+def upsert_system_pattern(conn: Connection, name: str, description: str, *, tags: Sequence[str] | None = None,
+                          item_id: int | None = None, created_at: str | None = None,
+                          updated_at: str | None = None) -> dict[str, Any]:
+    name, description = (name or "").strip(), (description or "").strip()
+    if not name or not description:
+        raise InvalidItemError("a system pattern needs a non-empty name and description")
+    stamp = updated_at or now()
+    existing = conn.execute(select(system_patterns.c.id, system_patterns.c.created_at)
+                            .where(system_patterns.c.name_key == name.casefold())).first()
+    if existing is None:
+        created = created_at or stamp
+        values = {"name": name, "name_key": name.casefold(), "description": description,
+                  "created_at": created, "updated_at": stamp}
+        if item_id is not None:
+            values["id"] = item_id
+        item_id = conn.execute(insert(system_patterns).values(**values)).inserted_primary_key[0]
+    else:
+        item_id, created = existing
+        conn.execute(update(system_patterns).where(system_patterns.c.id == item_id)
+                     .values(name=name, description=description, updated_at=stamp))
+    clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
+    search_index.index_item(conn, ITEM_TYPE, item_id, title=name, body=description, updated_at=stamp, tags=clean)
+    return {"id": item_id, "name": name, "description": description, "tags": clean,
+            "created_at": created, "updated_at": stamp, "updated": existing is not None}
+
+
+def get_system_patterns(store: Store | None, *, tags_any: Sequence[str] | None = None,
+                        tags_all: Sequence[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Patterns ordered by name."""
+    if store is None:
+        return []
+    stmt = select(system_patterns).order_by(system_patterns.c.name_key).limit(max(1, min(limit, 1000)))
+    stmt = filter_by_tags(stmt, system_patterns.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
+    with store.read() as conn:
+        rows = conn.execute(stmt).all()
+        tags = tags_of(conn, ITEM_TYPE, [r.id for r in rows])
+    return [_public(r._asdict(), tags.get(r.id, [])) for r in rows]
+
+
+def delete_system_pattern(store: Store, pattern_id: int) -> dict[str, Any]:
+    """Delete a pattern with its tags and links; returns what was removed.
+
+    Raises:
+        ItemNotFoundError: no pattern has that id.
+    """
+    with store.write() as conn:
+        row = conn.execute(select(system_patterns).where(system_patterns.c.id == pattern_id)).first()
+        if row is None:
+            raise ItemNotFoundError(f"system pattern {pattern_id} does not exist; list them with get_system_patterns")
+        tags = tags_of(conn, ITEM_TYPE, [pattern_id]).get(pattern_id, [])
+        links_removed = forget_item(conn, ITEM_TYPE, pattern_id)
+        conn.execute(delete(system_patterns).where(system_patterns.c.id == pattern_id))
+    return {"deleted": {"type": ITEM_TYPE, **_public(row._asdict(), tags)}, "links_removed": links_removed}
+
+
+def _public(row: dict[str, Any], tags: list[str]) -> dict[str, Any]:
+    row.pop("name_key", None)
+    return {**row, "tags": tags}
