@@ -37,6 +37,12 @@ CONTRACT = {
     "batch_log_items": ["item_type", "items", "workspace"],
     "export": ["format", "output_dir", "workspace"],
     "import": ["input_dir", "mode", "workspace"],
+    "list_folders": ["scope"],
+    "list_files": ["folder_id", "scope", "path", "recursive"],
+    "read_file_by_id": ["folder_id", "scope", "path"],
+    "write_file_by_id": ["folder_id", "scope", "path", "content", "encoding"],
+    "delete_file_by_id": ["folder_id", "scope", "path"],
+    "get_file_info_by_id": ["folder_id", "scope", "path"],
 }
 
 
@@ -57,7 +63,7 @@ async def test_every_tool_declares_annotations_description_and_output_schema(ser
             assert a.idempotent_hint is not None and a.open_world_hint is False, tool.name
             assert tool.description and len(tool.description) > 20, tool.name
             assert tool.output_schema is not None, tool.name
-            if tool.name.startswith(("get_", "search", "where")):
+            if tool.name.startswith(("get_", "search", "where", "list_", "read_")):
                 assert a.read_only_hint, tool.name
             if tool.name.startswith("delete_"):
                 assert a.destructive_hint and not a.read_only_hint, tool.name

@@ -190,3 +190,67 @@ def test_concurrent_threads_open_one_store_and_all_writes_land(tmp_path):
     assert errors == []
     assert len(decisions.get_decisions(cache.get(tmp_path, create=False), limit=1000)) == 200
     cache.close()
+
+
+def _schema(path: Path) -> set[tuple[str, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+        columns = set()
+        for _type, name, _tbl in rows:
+            if _type == "table":
+                for col in conn.execute(f"PRAGMA table_info('{name}')"):
+                    columns.add((name, col[1], f"{col[2]}|{col[3]}|{col[5]}"))
+        return {tuple(r) for r in rows} | columns
+    finally:
+        conn.close()
+
+
+def test_a_fresh_store_has_exactly_the_schema_the_migrations_build(tmp_path):
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "migrated" / ".homeport").mkdir(parents=True)
+    Store.open(tmp_path / "fresh", create=True).close()
+    migrated = Store(tmp_path / "migrated")
+    upgrade(migrated.engine)
+    migrated.close()
+    fresh_schema = _schema(store_path_for(tmp_path / "fresh"))
+    assert fresh_schema == _schema(store_path_for(tmp_path / "migrated"))
+    assert ("table", "alembic_version", "alembic_version") in fresh_schema
+
+
+def test_many_fresh_workspaces_opened_at_once_from_threads_all_get_a_complete_schema(tmp_path):
+    roots = []
+    for i in range(12):
+        (tmp_path / f"w{i}").mkdir()
+        roots.append(tmp_path / f"w{i}")
+    cache = StoreCache(capacity=64)
+    errors: list[BaseException] = []
+
+    def first_write(root: Path) -> None:
+        try:
+            decisions.log_decision(cache.get(root, create=True), f"in {root.name}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=first_write, args=(r,)) for r in roots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    for root in roots:
+        assert [d["summary"] for d in decisions.get_decisions(cache.get(root, create=False))] == [f"in {root.name}"]
+    cache.close()
+
+
+def test_an_old_store_is_migrated_to_head_on_open(tmp_path):
+    (tmp_path / ".homeport").mkdir()
+    old = Store(tmp_path)
+    upgrade(old.engine, "0001")
+    with old.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0001"
+    old.close()
+    s = Store.open(tmp_path, create=False)
+    with s.read() as conn:
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == SCHEMA_REVISION
+    s.close()

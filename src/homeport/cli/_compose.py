@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import click
+import platformdirs
 
 from homeport.errors import HomeportError
 from homeport.server import parse_tool_groups
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
-__all__ = ["domain_errors", "serve_settings", "tools_option", "workspace_options"]
+__all__ = ["data_dir_option", "default_data_dir", "domain_errors", "serve_settings", "tools_option",
+           "workspace_options"]
 
 
 def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,13 +37,30 @@ def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--tools", "tools", envvar="HOMEPORT_TOOLS", metavar="GROUPS", default="all",
                       show_default=True,
-                      help="Comma-separated tool groups to expose: workspace, memory (env: HOMEPORT_TOOLS). "
+                      help="Comma-separated tool groups to expose: workspace, memory, files (env: HOMEPORT_TOOLS). "
                            "Fewer tools cost the agent less context on every turn.")(fn)
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("homeport", appauthor=False))
+
+
+def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Where file areas, the directory and the tokens live."""
+    fn = click.option("--directory", "directory_file", envvar="HOMEPORT_DIRECTORY", metavar="FILE",
+                      type=click.Path(dir_okay=False, path_type=Path),
+                      help="The directory of organizations, teams and agents (TOML; env: HOMEPORT_DIRECTORY). "
+                           "Default: DATA_DIR/directory.toml.")(fn)
+    return click.option("--data-dir", envvar="HOMEPORT_DATA_DIR", metavar="DIR",
+                        type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help="Where file areas and tokens are kept (env: HOMEPORT_DATA_DIR). "
+                             f"Default: {default_data_dir()}.")(fn)
 
 
 def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[str, ...],
                    require_explicit_workspace: bool, host: str = "127.0.0.1", port: int = 8765,
-                   tools: str | None = None) -> ServeSettings:
+                   tools: str | None = None, data_dir: Path | None = None, directory_file: Path | None = None,
+                   agent: str | None = None, auth: bool = False) -> ServeSettings:
     cwd = Path(os.getcwd())
     roots = tuple(Path(os.path.abspath(p)) for p in allow_roots)
     if transport == "http" and not roots:
@@ -56,6 +75,10 @@ def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[
         cwd=cwd,
         client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
         tool_groups=parse_tool_groups(tools),
+        data_dir=(data_dir or default_data_dir()).absolute(),
+        directory_file=(directory_file or (data_dir or default_data_dir()) / "directory.toml").absolute(),
+        agent=agent or None,
+        auth=auth,
     )
 
 

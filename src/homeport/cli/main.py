@@ -5,6 +5,11 @@ from __future__ import annotations
 import click
 
 from homeport import __version__
+from homeport.cli.access import directory, tokens
+from homeport.cli.memory_data import context, data, glossary
+from homeport.cli.memory_graph import activity, history, link, links, search
+from homeport.cli.memory_items import decisions, patterns, progress
+from homeport.cli.memory_transfer import batch, export, import_, schema
 from homeport.cli.serve import serve
 from homeport.cli.where import where
 
@@ -24,6 +29,23 @@ def cli() -> None:
 
 cli.add_command(serve)
 cli.add_command(where)
+cli.add_command(decisions)
+cli.add_command(progress)
+cli.add_command(patterns)
+cli.add_command(data)
+cli.add_command(glossary)
+cli.add_command(context)
+cli.add_command(link)
+cli.add_command(links)
+cli.add_command(search)
+cli.add_command(history)
+cli.add_command(activity)
+cli.add_command(export)
+cli.add_command(import_)
+cli.add_command(batch)
+cli.add_command(schema)
+cli.add_command(directory)
+cli.add_command(tokens)
 
 
 def main() -> None:

@@ -12,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from homeport import __version__
+from homeport.errors import ConfigError
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
-from homeport.errors import ConfigError
+from homeport.server.tools_files import register_file_tools
 from homeport.server.tools_knowledge import register_knowledge_tools
 from homeport.server.tools_memory import register_memory_tools
 from homeport.server.tools_workspace import register_workspace_tools
@@ -25,6 +26,7 @@ __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "par
 TOOL_GROUPS: dict[str, tuple[Callable[[MCPServer, Runtime], None], ...]] = {
     "workspace": (register_workspace_tools,),
     "memory": (register_memory_tools, register_knowledge_tools),
+    "files": (register_file_tools,),
 }
 
 INSTRUCTIONS = (
@@ -43,11 +45,28 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
 
 def build_server(runtime: Runtime) -> MCPServer:
     mcp = MCPServer("homeport", version=__version__, instructions=INSTRUCTIONS, middleware=[_roots_changed],
-                    log_level="WARNING")
+                    log_level="WARNING", **_auth_options(runtime))
     for group in runtime.settings.tool_groups:
         for register in TOOL_GROUPS[group]:
             register(mcp, runtime)
     return mcp
+
+
+def _auth_options(runtime: Runtime) -> dict[str, Any]:
+    """Bearer tokens from `homeport tokens add` on every HTTP request, when --auth is on."""
+    settings = runtime.settings
+    if not settings.auth:
+        return {}
+    if settings.tokens_file is None:
+        raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
+    from mcp.server.auth.settings import AuthSettings
+
+    from homeport.files.tokens import TokenStore
+    from homeport.server.auth import TokenStoreVerifier
+
+    base = f"http://{'[' + settings.host + ']' if ':' in settings.host else settings.host}:{settings.port}"
+    return {"token_verifier": TokenStoreVerifier(TokenStore(settings.tokens_file)),
+            "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)}
 
 
 def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from homeport.workspace import CallInputs, WorkspaceResolver
 
 __all__ = [
     "LOCAL_PRINCIPAL",
+    "agent_of",
     "call_inputs",
     "connection_state",
     "forget_roots",
@@ -43,6 +44,16 @@ def principal_of(ctx: Context) -> str:
     if token is None:
         return LOCAL_PRINCIPAL
     return token.subject or token.client_id or LOCAL_PRINCIPAL
+
+
+def agent_of(ctx: Context, stdio_agent: str | None) -> str | None:
+    """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only)."""
+    token = get_access_token()
+    if token is not None:
+        return token.subject or token.client_id
+    if ctx.request_context.request is not None:
+        return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
+    return stdio_agent
 
 
 def has_session(ctx: Context) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
+from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.settings import ServeSettings
 from homeport.store import StoreCache
 from homeport.workspace import (
@@ -27,6 +28,7 @@ class Runtime:
     resolver: WorkspaceResolver
     handles: HandleRegistry
     stores: StoreCache
+    files: FileAreaService
 
     def close(self) -> None:
         self.stores.close()
@@ -53,8 +55,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         ),
         handles,
     )
+    data_dir = settings.data_dir or Path(os.path.realpath(home)) / ".local" / "share" / "homeport"
+    files = FileAreaService(data_dir=data_dir, directory=DirectoryCache(settings.directory_file),
+                            max_bytes=settings.max_file_bytes)
     return Runtime(settings=settings, resolver=resolver, handles=handles,
-                   stores=StoreCache(capacity=settings.store_cache_size))
+                   stores=StoreCache(capacity=settings.store_cache_size), files=files)
 
 
 def _allowed_root(path: Path) -> Path:

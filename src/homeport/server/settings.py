@@ -23,4 +23,13 @@ class ServeSettings:
     client_env: Mapping[str, str] = field(default_factory=dict)
     store_cache_size: int = 32
     handle_ttl_seconds: float = 24 * 3600
-    tool_groups: tuple[str, ...] = ("workspace", "memory")
+    tool_groups: tuple[str, ...] = ("workspace", "memory", "files")
+    data_dir: Path | None = None
+    directory_file: Path | None = None
+    agent: str | None = None
+    auth: bool = False
+    max_file_bytes: int = 10 * 1024 * 1024
+
+    @property
+    def tokens_file(self) -> Path | None:
+        return self.data_dir / "tokens.json" if self.data_dir else None

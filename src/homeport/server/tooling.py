@@ -15,7 +15,6 @@ from pydantic import Field
 from homeport.errors import HomeportError
 from homeport.server.request import call_inputs, roots_if_needed
 from homeport.server.runtime import Runtime
-from homeport.store import Store
 from homeport.workspace import Workspace
 
 __all__ = [

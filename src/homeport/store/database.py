@@ -21,13 +21,19 @@ from sqlalchemy.pool import QueuePool
 
 from homeport.errors import StoreError
 
-__all__ = ["SCHEMA_REVISION", "STORE_DIRNAME", "STORE_FILENAME", "Store", "store_path_for"]
+__all__ = ["SCHEMA_REVISION", "SEARCH_INDEX_DDL", "STORE_DIRNAME", "STORE_FILENAME", "Store", "create_schema",
+           "store_path_for"]
 
 STORE_DIRNAME = ".homeport"
 STORE_FILENAME = "homeport.db"
 # The newest Alembic revision; a test pins it to the migration scripts' head.
 SCHEMA_REVISION = "0002"
 BUSY_TIMEOUT_MS = 30_000
+# The full-text index (FTS5); the same statement as the newest migration that builds it.
+SEARCH_INDEX_DDL = (
+    "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
+    "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61')"
+)
 _GITIGNORE = "# Homeport's local store; export with `homeport export` to share memory.\n*.db\n*.db-*\n*.lock\n"
 
 
@@ -51,13 +57,14 @@ class Store:
             StoreError: the directory cannot be created or the database cannot be migrated.
         """
         path = store_path_for(root)
-        if not path.exists():
+        fresh = not path.exists()
+        if fresh:
             if not create:
                 return None
             _prepare_directory(path.parent)
         store = cls(root, pool_size=pool_size)
         try:
-            store._migrate_if_needed()
+            store._create_or_migrate(fresh)
         except Exception:
             store.close()
             raise
@@ -85,16 +92,40 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
-    def _migrate_if_needed(self) -> None:
-        with self.read() as conn:
-            current = _current_revision(conn)
-        if current == SCHEMA_REVISION:
-            return
-        from homeport.store.migrate import upgrade  # Alembic is imported only when a migration runs.
-
-        # Two processes may open a fresh workspace at once; one migrates, the other waits.
+    def _create_or_migrate(self, fresh: bool) -> None:
+        # Two processes may open a fresh workspace at once; one creates or migrates, the other waits.
         with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
+            with self.read() as conn:
+                current = _current_revision(conn)
+            if current == SCHEMA_REVISION:
+                return
+            if current is None and _is_empty(self.engine):
+                create_schema(self.engine)
+                return
+            from homeport.store.migrate import upgrade  # Alembic is imported only when a migration runs.
+
             upgrade(self.engine)
+
+
+def create_schema(engine: Engine) -> None:
+    """Create the head schema in an empty database in one transaction, stamped at SCHEMA_REVISION.
+
+    Equivalent to running every migration (a test compares the two), without Alembic's cost on
+    each new workspace.
+    """
+    from homeport.store.schema import metadata
+
+    with engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn, conn.begin():
+        metadata.create_all(conn)
+        conn.exec_driver_sql(SEARCH_INDEX_DDL)
+        conn.exec_driver_sql("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                             "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))")
+        conn.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)", (SCHEMA_REVISION,))
+
+
+def _is_empty(engine: Engine) -> bool:
+    with engine.connect() as conn:
+        return conn.exec_driver_sql("SELECT count(*) FROM sqlite_master WHERE type = 'table'").scalar() == 0
 
 
 def _current_revision(conn: Connection) -> str | None:

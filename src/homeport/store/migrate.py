@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
-__all__ = ["alembic_config", "head_revision", "upgrade"]
+__all__ = ["alembic_config", "downgrade", "head_revision", "upgrade"]
+
+# Alembic's `context` and `op` are process-wide proxies: two migrations in two threads (two fresh
+# workspaces written at once) would run inside each other. One migration at a time per process.
+_ALEMBIC_LOCK = threading.Lock()
 
 
 def alembic_config() -> Config:
@@ -24,7 +30,7 @@ def head_revision() -> str:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     config = alembic_config()
-    with engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
+    with _ALEMBIC_LOCK, engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
         conn.commit()
@@ -32,7 +38,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 def downgrade(engine: Engine, revision: str) -> None:
     config = alembic_config()
-    with engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
+    with _ALEMBIC_LOCK, engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
         config.attributes["connection"] = conn
         command.downgrade(config, revision)
         conn.commit()

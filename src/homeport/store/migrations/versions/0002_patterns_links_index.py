@@ -16,6 +16,7 @@ down_revision = "0001"
 branch_labels = None
 depends_on = None
 
+# Frozen here on purpose: a migration must not change when the code's DDL moves on.
 _FTS = (
     "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
     "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61')"

@@ -1,0 +1,86 @@
+"""How the memory commands print for a terminal: compact tables, trees and one-line confirmations.
+
+Every cell goes through `Text`, never markup, so a decision that says "[bold]" prints as written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = [
+    "STATUS_STYLES",
+    "confirm_line",
+    "empty_line",
+    "inline_json",
+    "item_table",
+    "snippet",
+    "status",
+    "tags",
+    "when",
+    "workspace_line",
+]
+
+STATUS_STYLES = {"TODO": "cyan", "IN_PROGRESS": "yellow", "DONE": "green", "BLOCKED": "red"}
+_HIT = re.compile(r"\[([^\[\]]*)\]")
+
+
+def workspace_line(workspace: Mapping[str, str]) -> Text:
+    """The first line of every memory command: which workspace, and the source that named it."""
+    return Text(f"workspace {workspace['root']} ({workspace['source']})", style="dim")
+
+
+def item_table(*columns: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for name in columns:
+        table.add_column(name, justify="right" if name in ("id", "v", "score") else "left",
+                         no_wrap=name in ("id", "v", "updated", "changed", "status", "type"))
+    return table
+
+
+def confirm_line(verb: str, what: str, detail: str = "") -> Text:
+    """`logged decision 7  Use SQLite WAL`: what a write did, in one line."""
+    line = Text.assemble((verb, "green"), " ", (what, "bold"))
+    if detail:
+        line.append(f"  {detail}")
+    return line
+
+
+def empty_line(console: Console, what: str) -> None:
+    console.print(Text(f"no {what}", style="dim"))
+
+
+def when(stamp: str | None) -> str:
+    """`2026-11-21T09:00:00.123456Z` -> `2026-11-21 09:00`: minutes are enough in a table."""
+    return stamp[:16].replace("T", " ") if stamp else "-"
+
+
+def tags(values: Iterable[str]) -> Text:
+    return Text(", ".join(values), style="magenta")
+
+
+def status(value: str) -> Text:
+    return Text(value, style=STATUS_STYLES.get(value.upper(), "bold"))
+
+
+def inline_json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def snippet(text: str) -> Text:
+    """A search snippet with the index's [hit] markers shown as highlights."""
+    out = Text()
+    last = 0
+    for match in _HIT.finditer(text):
+        out.append(text[last:match.start()])
+        out.append(match.group(1), style="bold yellow")
+        last = match.end()
+    out.append(text[last:])
+    return out

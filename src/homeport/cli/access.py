@@ -1,0 +1,161 @@
+"""`homeport directory` and `homeport tokens`: who the agents are, and how they prove it over HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from homeport.cli._compose import data_dir_option, default_data_dir, domain_errors
+from homeport.files.directory import Directory, DirectoryFile
+from homeport.files.tokens import TokenStore
+
+__all__ = ["directory", "tokens"]
+
+
+def _directory_file(data_dir: Path | None, directory_file: Path | None) -> DirectoryFile:
+    return DirectoryFile(directory_file or (data_dir or default_data_dir()) / "directory.toml")
+
+
+def _show(d: Directory, as_json: bool) -> None:
+    rows = []
+    for org in d.organizations:
+        o = d.organization(org)
+        for agent, team in sorted(d.agents_of(org).items()):
+            rows.append({"org": org, "agent": agent, "team": team, "leadership": agent in o.leadership})
+        for team in d.teams_of(org):
+            if not any(r["team"] == team for r in rows if r["org"] == org):
+                rows.append({"org": org, "agent": None, "team": team, "leadership": False})
+    if as_json:
+        click.echo(json.dumps({"organizations": list(d.organizations), "members": rows}, indent=2))
+        return
+    table = Table("org", "agent", "team", "leadership")
+    for r in rows:
+        table.add_row(r["org"], r["agent"] or "-", r["team"] or "-", "yes" if r["leadership"] else "")
+    Console().print(table)
+
+
+@click.group()
+def directory() -> None:
+    """The directory of organizations, teams and agents that the file-area policy reads.
+
+    \b
+    Example:
+      homeport directory add-org acme
+      homeport directory add-team acme platform
+      homeport directory add-agent acme ada --team platform
+      homeport directory set-leadership acme ada
+    """
+
+
+@directory.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@data_dir_option
+@domain_errors
+def directory_show(as_json: bool, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Print every organization, team and agent."""
+    _show(_directory_file(data_dir, directory_file).load(), as_json)
+
+
+@directory.command("add-org")
+@click.argument("org")
+@data_dir_option
+@domain_errors
+def directory_add_org(org: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Add an organization."""
+    _directory_file(data_dir, directory_file).add_organization(org)
+    click.echo(f"added organization {org}")
+
+
+@directory.command("add-team")
+@click.argument("org")
+@click.argument("team")
+@data_dir_option
+@domain_errors
+def directory_add_team(org: str, team: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Add a team to an organization."""
+    _directory_file(data_dir, directory_file).add_team(org, team)
+    click.echo(f"added team {team} to {org}")
+
+
+@directory.command("add-agent")
+@click.argument("org")
+@click.argument("agent")
+@click.option("--team", help="The agent's team (at most one).")
+@data_dir_option
+@domain_errors
+def directory_add_agent(org: str, agent: str, team: str | None, data_dir: Path | None,
+                        directory_file: Path | None) -> None:
+    """Add an agent to an organization, optionally in a team."""
+    _directory_file(data_dir, directory_file).add_agent(org, agent, team)
+    click.echo(f"added agent {agent} to {org}" + (f" in team {team}" if team else ""))
+
+
+@directory.command("set-leadership")
+@click.argument("org")
+@click.argument("agents", nargs=-1)
+@data_dir_option
+@domain_errors
+def directory_set_leadership(org: str, agents: tuple[str, ...], data_dir: Path | None,
+                             directory_file: Path | None) -> None:
+    """Set the organization's leadership (replaces the list; none clears it)."""
+    _directory_file(data_dir, directory_file).set_leadership(org, agents)
+    click.echo(f"leadership of {org}: {', '.join(agents) or '(none)'}")
+
+
+@click.group()
+def tokens() -> None:
+    """Bearer tokens for `homeport serve --http --auth`: each names one agent.
+
+    \b
+    Example:
+      homeport tokens add ada        # prints the token once; store it in the client's config
+      homeport tokens list
+      homeport tokens revoke tok_0123456789abcdef
+    """
+
+
+def _token_store(data_dir: Path | None) -> TokenStore:
+    return TokenStore((data_dir or default_data_dir()) / "tokens.json")
+
+
+@tokens.command("add")
+@click.argument("agent")
+@data_dir_option
+@domain_errors
+def tokens_add(agent: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Create a token for AGENT and print it once (only its hash is kept)."""
+    known = _directory_file(data_dir, directory_file)
+    if known.path.exists():
+        known.load().agent(agent)  # refuse tokens for agents the directory does not know
+    click.echo(_token_store(data_dir).add(agent))
+    click.echo(f"token for {agent} printed above; it is not shown again", err=True)
+
+
+@tokens.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@data_dir_option
+@domain_errors
+def tokens_list(as_json: bool, data_dir: Path | None, directory_file: Path | None) -> None:
+    """List tokens by id and agent (never the tokens themselves)."""
+    entries = _token_store(data_dir).list()
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    table = Table("token_id", "agent", "created")
+    for e in entries:
+        table.add_row(e["token_id"], e["agent_id"], e["created_at"])
+    Console().print(table)
+
+
+@tokens.command("revoke")
+@click.argument("token_id")
+@data_dir_option
+@domain_errors
+def tokens_revoke(token_id: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Revoke a token by its id (from `homeport tokens list`)."""
+    _token_store(data_dir).revoke(token_id)
+    click.echo(f"revoked {token_id}")

@@ -1,0 +1,127 @@
+"""Memory tools from the shell, in this process, with the resolver `homeport serve` uses over stdio.
+
+A memory command is a click command decorated with `memory_tool`: it gets the flags every such
+command shares (--json, --workspace/-w, --allow-root, --require-explicit-workspace) and a
+`ToolCall` that resolves the workspace (current directory, --workspace / HOMEPORT_WORKSPACE,
+CLAUDE_PROJECT_DIR, as the stdio server does), runs the store function and prints the result:
+a table or tree for people, or with --json exactly what the MCP tool returns, `workspace` included.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from homeport.cli._compose import domain_errors, serve_settings, workspace_options
+from homeport.cli._output import workspace_line
+from homeport.server import ServeSettings, build_runtime
+from homeport.workspace import CallInputs, Workspace
+
+__all__ = ["JSON_OPTION_HELP", "ToolCall", "json_or_text", "memory_tool", "parse_json"]
+
+Result = dict[str, Any]
+Render = Callable[[Console, Result], None]
+JSON_OPTION_HELP = "Print the result as JSON (what the MCP tool returns), for scripts."
+
+
+class ToolCall:
+    """One memory tool call made from the shell."""
+
+    def __init__(self, settings: ServeSettings, *, as_json: bool) -> None:
+        self.settings = settings
+        self.as_json = as_json
+
+    @property
+    def cwd(self) -> Path:
+        return self.settings.cwd or Path.cwd()
+
+    def run(self, work: Callable[..., Any], *, write: bool, key: str | None = None, with_root: bool = False,
+            confirm: Callable[[Workspace], None] | None = None) -> Result:
+        """Resolve the workspace, open its store and return `work(store)` shaped as the MCP tool's result.
+
+        Reads get None for a workspace without a store, so reading never creates `.homeport/`;
+        writes resolve with `write=True` (--require-explicit-workspace applies) and create the
+        store. `confirm(workspace)` runs before the store is opened and may abort. A dict result
+        gets `workspace` added; anything else is put under `key`.
+
+        Raises:
+            HomeportError: resolution or the store failed; `memory_tool` prints it as one line.
+            click.ClickException: the file system refused a file the tool reads or writes.
+        """
+        runtime = build_runtime(self.settings)
+        try:
+            workspace = runtime.resolver.resolve(CallInputs(), write=write).workspace
+            if confirm is not None:
+                confirm(workspace)
+            store = runtime.stores.get(workspace.root, create=write)
+            try:
+                result = work(store, workspace.root) if with_root else work(store)
+            except OSError as exc:  # export/import files; the store translates its own errors
+                where = f"{exc.filename}: " if exc.filename else ""
+                raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
+        finally:
+            runtime.close()
+        out = {key: result} if key is not None else dict(result)
+        out["workspace"] = workspace.describe()
+        return out
+
+    def show(self, result: Result, render: Render) -> None:
+        """Print `result`: JSON with --json, else the workspace line and `render`'s output."""
+        if self.as_json:
+            click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+            return
+        console = Console()
+        if "workspace" in result:
+            console.print(workspace_line(result["workspace"]), soft_wrap=True)
+        render(console, result)
+
+
+def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the shared flags and call it as `fn(call: ToolCall, *args, **kwargs)`.
+
+    Put it below the command's own arguments and options, right above the function.
+    """
+
+    @functools.wraps(fn)
+    def command(*args: Any, as_json: bool, workspace: str | None, allow_roots: tuple[str, ...],
+                require_explicit_workspace: bool, **kwargs: Any) -> Any:
+        settings = serve_settings(transport="stdio", workspace=workspace, allow_roots=allow_roots,
+                                  require_explicit_workspace=require_explicit_workspace)
+        return fn(ToolCall(settings, as_json=as_json), *args, **kwargs)
+
+    wrapped = workspace_options(domain_errors(command))
+    return click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)(wrapped)
+
+
+def parse_json(text: str, *, what: str, expect: type | None = None) -> Any:
+    """Parse JSON given on the command line or a file, refusing NaN and Infinity as the store does.
+
+    Raises:
+        click.BadParameter: not JSON, or not of type `expect`.
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        raise click.BadParameter(f"{what} is not JSON: {exc}") from None
+    if expect is not None and not isinstance(value, expect):
+        kind = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
+        raise click.BadParameter(f"{what} must be {kind}, not {type(value).__name__}")
+    return value
+
+
+def json_or_text(text: str) -> Any:
+    """A value typed on the command line: JSON when it parses (42, true, [1, 2], {"a": 1}), else the text."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except ValueError:
+        return text
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")

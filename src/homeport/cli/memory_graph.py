@@ -1,0 +1,179 @@
+"""`homeport link | links | search | history | activity`: the memory across item types."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, snippet, when
+from homeport.cli.memory import Result, ToolCall, memory_tool
+from homeport.store import activity as activity_store
+from homeport.store import contexts as context_store
+from homeport.store import links as link_store
+from homeport.store import search as search_store
+from homeport.store.items import ITEM_TYPES
+
+__all__ = ["activity", "history", "link", "links", "search"]
+
+_ITEM_TYPE = click.Choice(ITEM_TYPES)
+_SINCE_HELP = "ISO 8601 time, e.g. 2026-11-21T09:00:00Z."
+
+
+@click.command()
+@click.argument("source_type", type=_ITEM_TYPE)
+@click.argument("source_id", type=int)
+@click.argument("relationship")
+@click.argument("target_type", type=_ITEM_TYPE)
+@click.argument("target_id", type=int)
+@click.option("--description", help="Why the two are linked.")
+@memory_tool
+def link(call: ToolCall, source_type: str, source_id: int, relationship: str, target_type: str, target_id: int,
+         description: str | None) -> None:
+    """Link two items with a relationship; contexts have id 1.
+
+    \b
+    Example: homeport link progress 4 implements decision 7
+    """
+    result = call.run(lambda s: link_store.link_items(
+        s, source_type, source_id, target_type, target_id, relationship, description=description), write=True)
+    call.show(result, lambda c, r: c.print(confirm_line(
+        "linked" if r["created"] else "already linked",
+        f"{r['source_type']} {r['source_id']} {r['relationship']} {r['target_type']} {r['target_id']}",
+        f"(link {r['id']})")))
+
+
+@click.command()
+@click.argument("item_type", metavar="TYPE", type=_ITEM_TYPE)
+@click.argument("item_id", metavar="ID", type=int)
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, link_store.MAX_DEPTH),
+              help="Hops to walk.")
+@click.option("--relationship", help="Only links with this relationship.")
+@click.option("--linked-type", type=_ITEM_TYPE, help="Only linked items of this type.")
+@memory_tool
+def links(call: ToolCall, item_type: str, item_id: int, depth: int, relationship: str | None,
+          linked_type: str | None) -> None:
+    """Items linked to an item, both directions, nearest first.
+
+    \b
+    Example: homeport links decision 7 --depth 2
+    """
+    result = call.run(lambda s: link_store.get_linked_items(
+        s, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth),
+        write=False, key="items")
+
+    def render(console: Console, r: Result) -> None:
+        if not r["items"]:
+            return empty_line(console, f"items linked to {item_type} {item_id}")
+        table = item_table("depth", "link", "item", "via")
+        for item in r["items"]:
+            arrow = f"{item['relationship']} ->" if item["direction"] == "outgoing" else f"<- {item['relationship']}"
+            table.add_row(str(item["depth"]), Text(arrow), Text(f"{item['type']} {item['id']}", style="bold"),
+                          Text(f"{item['via']['type']} {item['via']['id']}", style="dim"))
+        console.print(table)
+
+    call.show(result, render)
+
+
+@click.command()
+@click.argument("query")
+@click.option("--type", "types", multiple=True, type=click.Choice(search_store.SEARCHABLE_TYPES),
+              help="Only this item type (repeatable).")
+@click.option("--tag", "tags_any", multiple=True, metavar="TAG", help="Only items with this tag (repeatable).")
+@click.option("--category", help="Only custom data of this category (ProjectGlossary: the glossary).")
+@click.option("--since", help=f"Only items changed since then; {_SINCE_HELP}")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
+@memory_tool
+def search(call: ToolCall, query: str, types: tuple[str, ...], tags_any: tuple[str, ...], category: str | None,
+           since: str | None, limit: int) -> None:
+    """Full-text search over every item type, best first.
+
+    FTS5 syntax works ("exact phrase", prefix*, OR); anything else is searched as plain words.
+
+    \b
+    Example: homeport search "wal OR journal" --type decision
+    """
+    result = call.run(lambda s: search_store.search(
+        s, query, types=list(types) or None, tags_any=list(tags_any) or None, category=category, since=since,
+        limit=limit), write=False, key="results")
+
+    def render(console: Console, r: Result) -> None:
+        if not r["results"]:
+            return empty_line(console, f"matches for {query!r}")
+        table = item_table("type", "id", "match", "updated")
+        for hit in r["results"]:
+            table.add_row(hit["type"], str(hit["id"]), snippet(hit["snippet"]), when(hit["updated_at"]))
+        console.print(table)
+
+    call.show(result, render)
+
+
+@click.command()
+@click.argument("item_type", metavar="product_context|active_context",
+                type=click.Choice(["product_context", "active_context"]))
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--version", type=int, help="Only this version.")
+@click.option("--before", help=f"Only versions changed before then; {_SINCE_HELP}")
+@click.option("--after", help=f"Only versions changed after then; {_SINCE_HELP}")
+@memory_tool
+def history(call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None,
+            after: str | None) -> None:
+    """Earlier versions of the product or active context, newest first.
+
+    \b
+    Example: homeport history active_context --limit 3
+    """
+    kind = item_type.removesuffix("_context")
+    result = call.run(lambda s: context_store.get_history(
+        s, kind, limit=limit, version=version, before=before, after=after),  # type: ignore[arg-type]
+        write=False, key="versions")
+
+    def render(console: Console, r: Result) -> None:
+        if not r["versions"]:
+            return empty_line(console, f"versions of the {kind} context")
+        table = item_table("v", "changed", "content")
+        for v in r["versions"]:
+            table.add_row(str(v["version"]), when(v["changed_at"]), Text(inline_json(v["content"])))
+        console.print(table)
+
+    call.show(result, render)
+
+
+@click.command()
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Changes in the last HOURS (default 24).")
+@click.option("--since", help=f"Changes since then; {_SINCE_HELP}")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 100), help="Items per type.")
+@memory_tool
+def activity(call: ToolCall, hours: float | None, since: str | None, limit: int) -> None:
+    """What changed recently, across every item type: where to pick up work.
+
+    \b
+    Example: homeport activity --hours 8
+    """
+    result = call.run(lambda s: activity_store.recent_activity(s, hours_ago=hours, since=since, limit_per_type=limit),
+                      write=False)
+
+    def render(console: Console, r: Result) -> None:
+        console.print(Text(f"changes since {when(r['since'])} UTC", style="dim"))
+        rows = [(t, str(i["id"]), title(i), i["updated_at"]) for key, t, title in _ACTIVITY for i in r[key]]
+        rows += [(c["item_type"], f"v{c['version']}", "", c["changed_at"]) for c in r["context_changes"]]
+        if not rows:
+            return empty_line(console, "changes")
+        table = item_table("type", "id", "item", "updated")
+        for item_type, item_id, title, stamp in sorted(rows, key=lambda row: row[3], reverse=True):
+            table.add_row(item_type, item_id, Text(title), when(stamp))
+        console.print(table)
+        more = {k: n for k, n in r["counts"].items() if n > len(r[k])}
+        if more:
+            console.print(Text("more: " + ", ".join(f"{k} {n}" for k, n in more.items()) + "; raise --limit",
+                               style="dim"))
+
+    call.show(result, render)
+
+
+_ACTIVITY = (
+    ("decisions", "decision", lambda i: i["summary"]),
+    ("progress", "progress", lambda i: f"[{i['status']}] {i['description']}"),
+    ("system_patterns", "system_pattern", lambda i: i["name"]),
+    ("custom_data", "custom_data", lambda i: f"{i['category']} / {i['key']}"),
+)

@@ -1,0 +1,125 @@
+"""`homeport export | import | batch | schema`: the memory in bulk, and its shape."""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from homeport.cli._output import confirm_line, item_table
+from homeport.cli.memory import JSON_OPTION_HELP, Result, ToolCall, memory_tool, parse_json
+from homeport.store import batch as batch_store
+from homeport.store import catalog
+from homeport.store import transfer as transfer_store
+from homeport.workspace import Workspace
+
+__all__ = ["batch", "export", "import_", "schema"]
+
+_DIR_HELP = "relative to the current directory; it must lie inside the workspace."
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True,
+              help="json round-trips exactly; markdown reads well and imports back.")
+@click.option("--output", metavar="DIR", help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
+@memory_tool
+def export(call: ToolCall, fmt: str, output: str | None) -> None:
+    """Write the memory as files, one per item type.
+
+    \b
+    Example: homeport export --format markdown --output docs/memory
+    """
+    result = call.run(lambda s, root: transfer_store.export_memory(
+        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=False, with_root=True)  # type: ignore[arg-type]
+
+    def render(console: Console, r: Result) -> None:
+        total = sum(r["counts"].values())
+        console.print(confirm_line("exported", f"{total} item(s)", f"as {r['format']} to {r['output_dir']}"))
+        console.print(Text(_counts(r["counts"]), style="dim"))
+
+    call.show(result, render)
+
+
+@click.command("import")
+@click.option("--input", "input_dir", metavar="DIR",
+              help=f"The export to read (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
+@click.option("--mode", type=click.Choice(["merge", "replace"]), default="merge", show_default=True,
+              help="merge keeps the memory and overwrites items with the same id; replace empties it first.")
+@click.option("--yes", "-y", is_flag=True, help="Replace without asking.")
+@memory_tool
+def import_(call: ToolCall, input_dir: str | None, mode: str, yes: bool) -> None:
+    """Read an export back into the memory, in one transaction.
+
+    \b
+    Example: homeport import --input docs/memory --mode replace --yes
+    """
+    source = _from_cwd(call, input_dir)
+
+    def confirm(workspace: Workspace) -> None:
+        if mode == "replace" and not yes:
+            shown = source or transfer_store.DEFAULT_EXPORT_DIR
+            click.confirm(f"Replace the whole memory of {workspace.root} with the export in {shown}?",
+                          abort=True, err=True)
+
+    result = call.run(lambda s, root: transfer_store.import_memory(
+        s, root, input_dir=source, mode=mode), write=True, with_root=True, confirm=confirm)  # type: ignore[arg-type]
+
+    def render(console: Console, r: Result) -> None:
+        total = sum(r["counts"].values())
+        console.print(confirm_line("imported", f"{total} item(s)", f"from {r['input_dir']} ({r['mode']})"))
+        console.print(Text(_counts(r["counts"]), style="dim"))
+
+    call.show(result, render)
+
+
+@click.command()
+@click.argument("item_type", metavar="TYPE", type=click.Choice(list(batch_store.BATCH_FIELDS)))
+@click.argument("items_file", metavar="FILE", type=click.File("r", encoding="utf-8"))
+@memory_tool
+def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
+    """Write up to 500 items of one TYPE from a JSON list, all or none.
+
+    FILE holds a list of objects with the fields of the matching `add` command; `-` reads stdin.
+
+    \b
+    Example: homeport batch decision decisions.json
+    """
+    items = parse_json(items_file.read(), what=f"FILE {items_file.name}", expect=list)
+
+    def work(s: Any) -> Result:
+        written = batch_store.batch_log_items(s, item_type, items)
+        return {"item_type": item_type, "count": len(written), "items": written}
+
+    result = call.run(work, write=True)
+    call.show(result, lambda c, r: c.print(confirm_line(
+        "logged", f"{r['count']} {item_type} item(s)", "ids " + ", ".join(str(i["id"]) for i in r["items"]))))
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)
+def schema(as_json: bool) -> None:
+    """The memory's item types, their fields and the tools that write them.
+
+    \b
+    Example: homeport schema --json
+    """
+    result = catalog.memory_schema()
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    table = item_table("type", "fields", "written by")
+    for name, spec in result["item_types"].items():
+        table.add_row(name, Text(", ".join(spec["fields"])), Text(", ".join(spec["write"]), style="dim"))
+    Console().print(table)
+
+
+def _from_cwd(call: ToolCall, given: str | None) -> str | None:
+    # The MCP tools take paths relative to the workspace root; a person means the current directory.
+    return None if given is None else str(call.cwd / given)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())

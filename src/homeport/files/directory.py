@@ -1,0 +1,351 @@
+"""The directory: which organizations, teams, agents and leadership exist.
+
+It lives in one TOML file, read with the standard library and rewritten whole by the edit
+methods of `DirectoryFile` (under a lock, atomically). Format::
+
+    [organizations.acme]
+    leadership = ["ada"]            # agents of this organization; optional
+    teams = ["data", "platform"]    # team ids; optional
+
+    [organizations.acme.agents.ada]
+    team = "platform"               # optional: an agent is in at most one team
+
+    [organizations.acme.agents.carl]    # an agent without a team
+
+Rules, checked on load and on every edit (a break raises `ConfigError` naming the bad value):
+ids are 1-64 characters of letters, digits, ``.``, ``_`` and ``-``, starting with a letter or a
+digit (they become directory names); an agent's team is one of its organization's teams; agent
+and team ids are unique within an organization (they share the ``workspaces/`` directory); an
+agent id is unique across all organizations; leadership names agents of the same organization.
+Edits rewrite the file in a canonical, sorted form, so comments are not kept.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from homeport.errors import ConfigError, FileAreaError
+from homeport.files._atomic import locked, write_atomically
+
+__all__ = ["AgentRef", "Directory", "DirectoryFile", "FolderOwner", "Organization", "check_id"]
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def check_id(value: object, what: str) -> str:
+    """Return `value` if it is a valid id for `what` ("agent", "team", "organization").
+
+    Raises:
+        ConfigError: it is not a string of the allowed characters and length.
+    """
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise ConfigError(
+            f"{what} id {value!r} is not valid: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or a digit"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    agent_id: str
+    org: str
+    team: str | None
+    is_leadership: bool
+
+
+@dataclass(frozen=True)
+class FolderOwner:
+    """Who owns the folder `folder_id` of `org`; `team` is the agent's team, or the team itself."""
+
+    org: str
+    folder_id: str
+    kind: Literal["agent", "team"]
+    team: str | None
+
+
+@dataclass(frozen=True)
+class Organization:
+    name: str
+    teams: tuple[str, ...] = ()
+    agents: Mapping[str, str | None] = field(default_factory=dict)  # agent id -> team id or None
+    leadership: tuple[str, ...] = ()
+
+
+class Directory:
+    """A validated, immutable snapshot of the directory. Edits return a new snapshot."""
+
+    def __init__(self, organizations: Iterable[Organization] = ()) -> None:
+        """Raises: ConfigError: a rule of the module docstring is broken."""
+        # Frozen copies: a snapshot handed out must not change under its readers.
+        self._orgs = {
+            org.name: Organization(
+                org.name, tuple(org.teams), MappingProxyType(dict(org.agents)), tuple(org.leadership)
+            )
+            for org in organizations
+        }
+        self._agents: dict[str, AgentRef] = {}
+        for org in self._orgs.values():
+            self._validate(org)
+            for agent_id, team in org.agents.items():
+                if agent_id in self._agents:
+                    raise ConfigError(
+                        f"agent {agent_id!r} is in organizations {self._agents[agent_id].org!r} and "
+                        f"{org.name!r}; an agent belongs to one organization"
+                    )
+                self._agents[agent_id] = AgentRef(agent_id, org.name, team, agent_id in org.leadership)
+
+    @staticmethod
+    def _validate(org: Organization) -> None:
+        check_id(org.name, "organization")
+        where = f"in organization {org.name!r}"
+        for kind, ids in (("team", org.teams), ("leadership agent", org.leadership)):
+            seen: set[str] = set()
+            for value in ids:
+                check_id(value, kind.split()[-1])
+                if value in seen:
+                    raise ConfigError(f"{kind} {value!r} is listed twice {where}")
+                seen.add(value)
+        for agent_id, team in org.agents.items():
+            check_id(agent_id, "agent")
+            if agent_id in org.teams:
+                raise ConfigError(
+                    f"id {agent_id!r} is both an agent and a team {where}; agent and team ids "
+                    "share one folder namespace, so rename one of them"
+                )
+            if team is not None and team not in org.teams:
+                known = ", ".join(org.teams) or "none"
+                raise ConfigError(
+                    f"agent {agent_id!r} is in unknown team {team!r} {where} (teams: {known}); "
+                    "add the team first"
+                )
+        for agent_id in org.leadership:
+            if agent_id not in org.agents:
+                raise ConfigError(f"leadership names unknown agent {agent_id!r} {where}; add the agent first")
+
+    # Lookups -----------------------------------------------------------------------------
+
+    @property
+    def organizations(self) -> tuple[str, ...]:
+        return tuple(sorted(self._orgs))
+
+    def organization(self, org: str) -> Organization:
+        """Raises: ConfigError: `org` is not in the directory."""
+        try:
+            return self._orgs[org]
+        except KeyError:
+            known = ", ".join(self.organizations) or "none"
+            raise ConfigError(f"unknown organization {org!r} (known: {known})") from None
+
+    def agent(self, agent_id: str) -> AgentRef:
+        """Raises: ConfigError: `agent_id` is not an agent of any organization."""
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            raise ConfigError(
+                f"agent {agent_id!r} is not in the directory; add it to an organization first"
+            ) from None
+
+    def agents_of(self, org: str) -> dict[str, str | None]:
+        """Agent id -> team id (or None) for `org`. Raises: ConfigError: unknown `org`."""
+        return dict(self.organization(org).agents)
+
+    def teams_of(self, org: str) -> list[str]:
+        """Raises: ConfigError: unknown `org`."""
+        return list(self.organization(org).teams)
+
+    def folder_owner(self, org: str, folder_id: str) -> FolderOwner:
+        """Find the agent or team whose id is `folder_id` in `org`.
+
+        Raises:
+            ConfigError: `org` is not in the directory.
+            FileAreaError: `folder_id` is neither an agent nor a team of `org`.
+        """
+        organization = self.organization(org)
+        if folder_id in organization.teams:
+            return FolderOwner(org, folder_id, "team", folder_id)
+        if folder_id in organization.agents:
+            return FolderOwner(org, folder_id, "agent", organization.agents[folder_id])
+        raise FileAreaError(
+            f"folder {folder_id!r} is neither an agent nor a team of organization {org!r}; "
+            "call list_folders to see the folder ids you can use"
+        )
+
+    # Edits (pure: each returns a new, validated snapshot) ---------------------------------
+
+    def with_organization(self, org: str) -> Directory:
+        """Raises: ConfigError: `org` exists already or is not a valid id."""
+        if org in self._orgs:
+            raise ConfigError(f"organization {org!r} exists already")
+        return Directory([*self._orgs.values(), Organization(check_id(org, "organization"))])
+
+    def with_agent(self, org: str, agent_id: str, team: str | None = None) -> Directory:
+        """Raises: ConfigError: unknown `org` or `team`, or `agent_id` taken or invalid."""
+        current = self.organization(org)
+        if agent_id in self._agents:
+            raise ConfigError(
+                f"agent {agent_id!r} exists already in organization {self._agents[agent_id].org!r}"
+            )
+        return self._replacing(replace(current, agents={**current.agents, agent_id: team}))
+
+    def with_team(self, org: str, team: str) -> Directory:
+        """Raises: ConfigError: unknown `org`, or `team` taken or invalid."""
+        current = self.organization(org)
+        if team in current.teams:
+            raise ConfigError(f"team {team!r} exists already in organization {org!r}")
+        return self._replacing(replace(current, teams=(*current.teams, team)))
+
+    def with_leadership(self, org: str, agents: Iterable[str]) -> Directory:
+        """Raises: ConfigError: unknown `org`, or an agent not of `org`."""
+        return self._replacing(replace(self.organization(org), leadership=tuple(agents)))
+
+    def _replacing(self, org: Organization) -> Directory:
+        return Directory([*(o for o in self._orgs.values() if o.name != org.name), org])
+
+    # TOML ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<directory>") -> Directory:
+        """Parse and validate the file format of the module docstring.
+
+        Raises:
+            ConfigError: not TOML, an unexpected key or type, or a broken rule; names `source`.
+        """
+        try:
+            data = tomllib.loads(text)
+            return cls(_parse(data))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source} is not valid TOML: {exc}") from exc
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc.message}") from exc
+
+    def to_toml(self) -> str:
+        lines = [
+            "# Homeport directory: organizations, teams, agents, leadership.",
+            "# Rewritten by homeport edits, which keep no comments.",
+        ]
+        for name in self.organizations:
+            org = self._orgs[name]
+            lines += [
+                "",
+                f"[organizations.{_key(name)}]",
+                f"leadership = {_array(sorted(org.leadership))}",
+                f"teams = {_array(sorted(org.teams))}",
+            ]
+            for agent_id in sorted(org.agents):
+                lines += ["", f"[organizations.{_key(name)}.agents.{_key(agent_id)}]"]
+                team = org.agents[agent_id]
+                if team is not None:
+                    lines.append(f"team = {_string(team)}")
+        return "\n".join(lines) + "\n"
+
+
+def _parse(data: dict[str, Any]) -> list[Organization]:
+    _only_keys(data, {"organizations"}, "the top level")
+    orgs = _table(data.get("organizations", {}), "organizations")
+    result = []
+    for name, body in orgs.items():
+        where = f"organizations.{name}"
+        body = _table(body, where)
+        _only_keys(body, {"leadership", "teams", "agents"}, where)
+        agents: dict[str, str | None] = {}
+        for agent_id, agent_body in _table(body.get("agents", {}), f"{where}.agents").items():
+            agent_body = _table(agent_body, f"{where}.agents.{agent_id}")
+            _only_keys(agent_body, {"team"}, f"{where}.agents.{agent_id}")
+            team = agent_body.get("team")
+            if team is not None and not isinstance(team, str):
+                raise ConfigError(f"{where}.agents.{agent_id}.team must be a string, not {team!r}")
+            agents[agent_id] = team
+        result.append(
+            Organization(
+                name,
+                teams=_strings(body.get("teams", []), f"{where}.teams"),
+                agents=agents,
+                leadership=_strings(body.get("leadership", []), f"{where}.leadership"),
+            )
+        )
+    return result
+
+
+def _table(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table, not {value!r}")
+    return value
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, not {value!r}")
+    return tuple(value)
+
+
+def _only_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} in {where}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _string(value: str) -> str:
+    # Ids are validated to plain characters, but escape anyway so any string stays valid TOML.
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in escaped) + '"'
+
+
+def _key(value: str) -> str:
+    return value if _BARE_KEY.fullmatch(value) else _string(value)
+
+
+def _array(values: Iterable[str]) -> str:
+    return "[" + ", ".join(_string(v) for v in values) + "]"
+
+
+class DirectoryFile:
+    """The directory file on disk: load it, or edit it under a lock with an atomic rewrite."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+
+    def load(self) -> Directory:
+        """Raises: ConfigError: the file is missing, unreadable or invalid."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(
+                f"directory file {self.path} does not exist; create it by adding an organization"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"could not read directory file {self.path}: {exc}") from exc
+        return Directory.from_toml(text, source=str(self.path))
+
+    def add_organization(self, org: str) -> Directory:
+        """Raises: ConfigError: see `Directory.with_organization`; the file is left unchanged."""
+        return self._edit(lambda d: d.with_organization(org))
+
+    def add_agent(self, org: str, agent: str, team: str | None = None) -> Directory:
+        """Raises: ConfigError: see `Directory.with_agent`; the file is left unchanged."""
+        return self._edit(lambda d: d.with_agent(org, agent, team))
+
+    def add_team(self, org: str, team: str) -> Directory:
+        """Raises: ConfigError: see `Directory.with_team`; the file is left unchanged."""
+        return self._edit(lambda d: d.with_team(org, team))
+
+    def set_leadership(self, org: str, agents: Iterable[str]) -> Directory:
+        """Raises: ConfigError: see `Directory.with_leadership`; the file is left unchanged."""
+        agents = list(agents)
+        return self._edit(lambda d: d.with_leadership(org, agents))
+
+    def _edit(self, change: Callable[[Directory], Directory]) -> Directory:
+        # Re-read under the lock so that concurrent edits from other processes are not lost.
+        with locked(self.path):
+            current = self.load() if self.path.exists() else Directory()
+            updated = change(current)
+            mode = self.path.stat().st_mode & 0o777 if self.path.exists() else 0o644
+            write_atomically(self.path, updated.to_toml(), mode)
+        return updated

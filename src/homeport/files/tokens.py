@@ -1,0 +1,136 @@
+"""Bearer tokens for agents that call over HTTP.
+
+A token is ``hp_`` + 32 random bytes (URL-safe base64). It is shown once, by `TokenStore.add`;
+the file keeps only its SHA-256, so a leaked token file gives no usable token. File format
+(JSON, mode 0600, rewritten atomically under a lock)::
+
+    {"version": 1, "tokens": [{"token_id": "tok_3f2a…", "agent_id": "ada",
+                               "sha256": "…", "created_at": "2025-01-31T12:00:00Z"}]}
+
+SHA-256 without a salt is enough here: the tokens are 256-bit random values, not passwords, so
+there is nothing to guess. `verify` compares digests with `hmac.compare_digest` against every
+entry, so its timing does not depend on which entry matched.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import hmac
+import json
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from homeport.errors import ConfigError
+from homeport.files._atomic import locked, write_atomically
+from homeport.files.directory import check_id
+
+__all__ = ["TOKEN_PREFIX", "TokenStore"]
+
+TOKEN_PREFIX = "hp_"
+_FILE_MODE = 0o600
+_FORMAT_VERSION = 1
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class TokenStore:
+    """The token file at `path`; created on the first `add`."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+
+    def add(self, agent_id: str) -> str:
+        """Mint a token for `agent_id` and return it; it cannot be shown again.
+
+        Raises:
+            ConfigError: `agent_id` is not a valid id, or the file is unreadable or unwritable.
+        """
+        check_id(agent_id, "agent")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with locked(self.path):
+            entries = self._read()
+            entries.append(
+                {
+                    "token_id": "tok_" + secrets.token_hex(8),
+                    "agent_id": agent_id,
+                    "sha256": _digest(token),
+                    "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+            self._write(entries)
+        return token
+
+    # `builtins.list` in annotations: inside this class, `list` names the method below.
+    def list(self) -> builtins.list[dict[str, str]]:
+        """Every token as ``{token_id, agent_id, created_at}``, oldest first; never the token itself.
+
+        Raises:
+            ConfigError: the file is unreadable or malformed.
+        """
+        return [
+            {"token_id": e["token_id"], "agent_id": e["agent_id"], "created_at": e["created_at"]}
+            for e in self._read()  # the file keeps tokens in the order they were added
+        ]
+
+    def revoke(self, token_id: str) -> None:
+        """Remove one token; the agent's other tokens keep working.
+
+        Raises:
+            ConfigError: no token has this id, or the file is unreadable or unwritable.
+        """
+        with locked(self.path):
+            entries = self._read()
+            kept = [e for e in entries if e["token_id"] != token_id]
+            if len(kept) == len(entries):
+                raise ConfigError(
+                    f"no token with id {token_id!r} in {self.path}; list the tokens to see their ids"
+                )
+            self._write(kept)
+
+    def verify(self, token: str) -> str | None:
+        """The agent id `token` belongs to, or None when it is unknown or revoked.
+
+        Raises:
+            ConfigError: the file is unreadable or malformed (a missing file verifies nothing).
+        """
+        if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX):
+            return None
+        digest = _digest(token)
+        found: str | None = None
+        for entry in self._read():
+            # No early exit: every entry is compared, so timing does not reveal a match's position.
+            if hmac.compare_digest(entry["sha256"], digest):
+                found = entry["agent_id"]
+        return found
+
+    def _read(self) -> builtins.list[dict[str, Any]]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ConfigError(f"could not read token file {self.path}: {exc.strerror or exc}") from exc
+        try:
+            data = json.loads(raw)
+            entries = data["tokens"]
+            if data.get("version") != _FORMAT_VERSION or not isinstance(entries, list):
+                raise ValueError("unexpected version or shape")
+            for entry in entries:
+                if not all(
+                    isinstance(entry.get(k), str) for k in ("token_id", "agent_id", "sha256", "created_at")
+                ):
+                    raise ValueError(f"malformed entry {entry.get('token_id')!r}")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(
+                f"token file {self.path} is malformed ({exc}); fix it or move it away and mint new tokens"
+            ) from exc
+        return list(entries)
+
+    def _write(self, entries: builtins.list[dict[str, Any]]) -> None:
+        text = json.dumps({"version": _FORMAT_VERSION, "tokens": entries}, indent=2) + "\n"
+        write_atomically(self.path, text, _FILE_MODE)
