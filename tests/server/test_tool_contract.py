@@ -43,6 +43,10 @@ CONTRACT = {
     "write_file_by_id": ["folder_id", "scope", "path", "content", "encoding"],
     "delete_file_by_id": ["folder_id", "scope", "path"],
     "get_file_info_by_id": ["folder_id", "scope", "path"],
+    "get_tables": ["workspace"],
+    "get_schema": ["table", "workspace"],
+    "get_database_type": ["workspace"],
+    "run_query": ["query", "params", "limit", "workspace"],
 }
 
 
@@ -63,7 +67,7 @@ async def test_every_tool_declares_annotations_description_and_output_schema(ser
             assert a.idempotent_hint is not None and a.open_world_hint is False, tool.name
             assert tool.description and len(tool.description) > 20, tool.name
             assert tool.output_schema is not None, tool.name
-            if tool.name.startswith(("get_", "search", "where", "list_", "read_")):
+            if tool.name.startswith(("get_", "search", "where", "list_", "read_")) and tool.name != "run_query":
                 assert a.read_only_hint, tool.name
             if tool.name.startswith("delete_"):
                 assert a.destructive_hint and not a.read_only_hint, tool.name

@@ -254,3 +254,12 @@ def test_an_old_store_is_migrated_to_head_on_open(tmp_path):
     with s.read() as conn:
         assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == SCHEMA_REVISION
     s.close()
+
+
+def test_a_damaged_store_file_is_reported_as_a_store_error_with_advice(tmp_path):
+    from homeport.errors import StoreError
+
+    (tmp_path / ".homeport").mkdir()
+    store_path_for(tmp_path).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="move the damaged"):
+        Store.open(tmp_path, create=True)

@@ -37,7 +37,7 @@ def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--tools", "tools", envvar="HOMEPORT_TOOLS", metavar="GROUPS", default="all",
                       show_default=True,
-                      help="Comma-separated tool groups to expose: workspace, memory, files (env: HOMEPORT_TOOLS). "
+                      help="Comma-separated tool groups to expose: workspace, memory, files, db (env: HOMEPORT_TOOLS). "
                            "Fewer tools cost the agent less context on every turn.")(fn)
 
 
@@ -79,6 +79,7 @@ def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[
         directory_file=(directory_file or (data_dir or default_data_dir()) / "directory.toml").absolute(),
         agent=agent or None,
         auth=auth,
+        environ=dict(os.environ),
     )
 
 

@@ -110,7 +110,8 @@ def parse_json(text: str, *, what: str, expect: type | None = None) -> Any:
     except ValueError as exc:
         raise click.BadParameter(f"{what} is not JSON: {exc}") from None
     if expect is not None and not isinstance(value, expect):
-        kind = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
+        names: dict[type, str] = {dict: "an object", list: "a list"}
+        kind = names.get(expect, expect.__name__)
         raise click.BadParameter(f"{what} must be {kind}, not {type(value).__name__}")
     return value
 

@@ -13,6 +13,7 @@ from homeport.cli._output import confirm_line, empty_line, inline_json, item_tab
 from homeport.cli.memory import Result, ToolCall, json_or_text, memory_tool, parse_json
 from homeport.store import contexts as context_store
 from homeport.store import custom_data as data_store
+from homeport.store.contexts import ContextKind
 
 __all__ = ["context", "data", "glossary"]
 
@@ -144,7 +145,7 @@ def glossary_delete(call: ToolCall, term: str) -> None:
 _KIND = click.argument("kind", type=click.Choice(["product", "active"]))
 
 
-class _JsonObject(click.ParamType):
+class _JsonObject(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click stubs
     """A JSON object typed on the command line, or `-` to read it from standard input."""
 
     name = "JSON"
@@ -171,13 +172,13 @@ def context() -> None:
 @context.command("show")
 @_KIND
 @memory_tool
-def context_show(call: ToolCall, kind: str) -> None:
+def context_show(call: ToolCall, kind: ContextKind) -> None:
     """Show the product or active context.
 
     \b
     Example: homeport context show active
     """
-    result = call.run(lambda s: context_store.get_context(s, kind), write=False)  # type: ignore[arg-type]
+    result = call.run(lambda s: context_store.get_context(s, kind), write=False)
     call.show(result, _render_context(kind))
 
 
@@ -185,13 +186,13 @@ def context_show(call: ToolCall, kind: str) -> None:
 @_KIND
 @click.argument("content", metavar="JSON", type=_JsonObject())
 @memory_tool
-def context_set(call: ToolCall, kind: str, content: dict[str, Any]) -> None:
+def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> None:
     """Replace the whole document with JSON (an object; `-` reads it from stdin).
 
     \b
     Example: homeport context set active '{"focus": "search", "open": ["ranking"]}'
     """
-    result = call.run(lambda s: context_store.update_context(s, kind, content=content), write=True)  # type: ignore[arg-type]
+    result = call.run(lambda s: context_store.update_context(s, kind, content=content), write=True)
     call.show(result, _render_context(kind))
 
 
@@ -199,13 +200,13 @@ def context_set(call: ToolCall, kind: str, content: dict[str, Any]) -> None:
 @_KIND
 @click.argument("patch", metavar="JSON", type=_JsonObject())
 @memory_tool
-def context_patch(call: ToolCall, kind: str, patch: dict[str, Any]) -> None:
+def context_patch(call: ToolCall, kind: ContextKind, patch: dict[str, Any]) -> None:
     """Merge the keys of JSON into the document; a key set to "__DELETE__" is removed.
 
     \b
     Example: homeport context patch active '{"focus": "export", "open": "__DELETE__"}'
     """
-    result = call.run(lambda s: context_store.update_context(s, kind, patch=patch), write=True)  # type: ignore[arg-type]
+    result = call.run(lambda s: context_store.update_context(s, kind, patch=patch), write=True)
     call.show(result, _render_context(kind))
 
 

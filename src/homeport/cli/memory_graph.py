@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import click
 from rich.console import Console
 from rich.text import Text
@@ -12,6 +14,7 @@ from homeport.store import activity as activity_store
 from homeport.store import contexts as context_store
 from homeport.store import links as link_store
 from homeport.store import search as search_store
+from homeport.store.contexts import ContextKind
 from homeport.store.items import ITEM_TYPES
 
 __all__ = ["activity", "history", "link", "links", "search"]
@@ -123,9 +126,9 @@ def history(call: ToolCall, item_type: str, limit: int, version: int | None, bef
     \b
     Example: homeport history active_context --limit 3
     """
-    kind = item_type.removesuffix("_context")
+    kind = cast(ContextKind, item_type.removesuffix("_context"))
     result = call.run(lambda s: context_store.get_history(
-        s, kind, limit=limit, version=version, before=before, after=after),  # type: ignore[arg-type]
+        s, kind, limit=limit, version=version, before=before, after=after),
         write=False, key="versions")
 
     def render(console: Console, r: Result) -> None:

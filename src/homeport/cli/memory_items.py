@@ -165,7 +165,7 @@ def progress_list(call: ToolCall, status_: str | None, parent_id: int | None, li
 @click.option("--status", "status_", help="Only entries with this status, and the entries above them.")
 @memory_tool
 def progress_tree(call: ToolCall, root_id: int | None, status_: str | None) -> None:
-    """Show progress as a tree: every top-level entry, or the subtree of ID.
+    """Show progress as a tree: all of it, or the subtree of ID.
 
     \b
     Example: homeport progress tree 3 --status TODO
@@ -193,7 +193,9 @@ def progress_tree(call: ToolCall, root_id: int | None, status_: str | None) -> N
 @click.option("--cascade", is_flag=True, help="Also delete every entry below it.")
 @memory_tool
 def progress_delete(call: ToolCall, progress_id: int, cascade: bool) -> None:
-    """Delete an entry with its links; one with children only with --cascade.
+    """Delete an entry with its links (and its subtree, with --cascade).
+
+    An entry that has children is refused without --cascade.
 
     \b
     Example: homeport progress delete 3 --cascade

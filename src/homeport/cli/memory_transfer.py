@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import click
 from rich.console import Console
@@ -24,16 +24,17 @@ _DIR_HELP = "relative to the current directory; it must lie inside the workspace
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True,
               help="json round-trips exactly; markdown reads well and imports back.")
-@click.option("--output", metavar="DIR", help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
+@click.option("--output", metavar="DIR",
+              help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
 @memory_tool
-def export(call: ToolCall, fmt: str, output: str | None) -> None:
+def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None) -> None:
     """Write the memory as files, one per item type.
 
     \b
     Example: homeport export --format markdown --output docs/memory
     """
     result = call.run(lambda s, root: transfer_store.export_memory(
-        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=False, with_root=True)  # type: ignore[arg-type]
+        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=False, with_root=True)
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -50,7 +51,7 @@ def export(call: ToolCall, fmt: str, output: str | None) -> None:
               help="merge keeps the memory and overwrites items with the same id; replace empties it first.")
 @click.option("--yes", "-y", is_flag=True, help="Replace without asking.")
 @memory_tool
-def import_(call: ToolCall, input_dir: str | None, mode: str, yes: bool) -> None:
+def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "replace"], yes: bool) -> None:
     """Read an export back into the memory, in one transaction.
 
     \b
@@ -65,7 +66,7 @@ def import_(call: ToolCall, input_dir: str | None, mode: str, yes: bool) -> None
                           abort=True, err=True)
 
     result = call.run(lambda s, root: transfer_store.import_memory(
-        s, root, input_dir=source, mode=mode), write=True, with_root=True, confirm=confirm)  # type: ignore[arg-type]
+        s, root, input_dir=source, mode=mode), write=True, with_root=True, confirm=confirm)
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -82,7 +83,7 @@ def import_(call: ToolCall, input_dir: str | None, mode: str, yes: bool) -> None
 def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
     """Write up to 500 items of one TYPE from a JSON list, all or none.
 
-    FILE holds a list of objects with the fields of the matching `add` command; `-` reads stdin.
+    FILE holds a JSON list of objects with the item type's fields (see `homeport schema`); `-` reads stdin.
 
     \b
     Example: homeport batch decision decisions.json

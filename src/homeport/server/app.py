@@ -15,6 +15,7 @@ from homeport import __version__
 from homeport.errors import ConfigError
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
+from homeport.server.tools_db import register_db_tools
 from homeport.server.tools_files import register_file_tools
 from homeport.server.tools_knowledge import register_knowledge_tools
 from homeport.server.tools_memory import register_memory_tools
@@ -27,6 +28,7 @@ TOOL_GROUPS: dict[str, tuple[Callable[[MCPServer, Runtime], None], ...]] = {
     "workspace": (register_workspace_tools,),
     "memory": (register_memory_tools, register_knowledge_tools),
     "files": (register_file_tools,),
+    "db": (register_db_tools,),
 }
 
 INSTRUCTIONS = (

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
+from homeport.projectdb import ProjectDatabases
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.settings import ServeSettings
 from homeport.store import StoreCache
@@ -29,9 +30,11 @@ class Runtime:
     handles: HandleRegistry
     stores: StoreCache
     files: FileAreaService
+    databases: ProjectDatabases
 
     def close(self) -> None:
         self.stores.close()
+        self.databases.close()
 
 
 def build_runtime(settings: ServeSettings) -> Runtime:
@@ -59,7 +62,8 @@ def build_runtime(settings: ServeSettings) -> Runtime:
     files = FileAreaService(data_dir=data_dir, directory=DirectoryCache(settings.directory_file),
                             max_bytes=settings.max_file_bytes)
     return Runtime(settings=settings, resolver=resolver, handles=handles,
-                   stores=StoreCache(capacity=settings.store_cache_size), files=files)
+                   stores=StoreCache(capacity=settings.store_cache_size), files=files,
+                   databases=ProjectDatabases(settings.environ))
 
 
 def _allowed_root(path: Path) -> Path:

@@ -23,7 +23,9 @@ class ServeSettings:
     client_env: Mapping[str, str] = field(default_factory=dict)
     store_cache_size: int = 32
     handle_ttl_seconds: float = 24 * 3600
-    tool_groups: tuple[str, ...] = ("workspace", "memory", "files")
+    tool_groups: tuple[str, ...] = ("workspace", "memory", "files", "db")
+    # The process environment, for ${VAR} in project database URLs; only the CLI fills it.
+    environ: Mapping[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
     directory_file: Path | None = None
     agent: str | None = None

@@ -33,9 +33,7 @@ T = TypeVar("T")
 
 WorkspaceArg = Annotated[
     str | None,
-    Field(description="Project directory (absolute path or file:// URI) or a handle from use_workspace. "
-                      "Optional when the client or server already names the project; every result says "
-                      "which workspace was used."),
+    Field(description="Project: absolute path, file:// URI or use_workspace handle. Omit when already set."),
 ]
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -56,17 +54,18 @@ def tool_error(exc: HomeportError) -> ToolError:
 
 async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None,
                            roots: types.ListRootsResult | None, *, write: bool,
-                           work: Callable[..., T], with_root: bool = False) -> tuple[Workspace, T]:
+                           work: Callable[..., T], with_root: bool = False,
+                           create: bool | None = None) -> tuple[Workspace, T]:
     """Resolve the call's workspace and run `work(store)` (or `work(store, root)`), both on a worker thread.
 
     Reads get None for a workspace without a store (nothing is created by reading); writes
-    create the store on first use.
+    create the store on first use unless `create` says otherwise (export writes files, not the store).
     """
     inputs = call_inputs(ctx, workspace, roots)
 
     def resolve_and_work() -> tuple[Workspace, T]:
         resolved = runtime.resolver.resolve(inputs, write=write).workspace
-        store = runtime.stores.get(resolved.root, create=write)
+        store = runtime.stores.get(resolved.root, create=write if create is None else create)
         return resolved, (work(store, resolved.root) if with_root else work(store))
 
     try:
@@ -82,9 +81,10 @@ def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
     """
 
     async def run(ctx: Context, workspace: str | None, roots: types.ListRootsResult | None, write: bool,
-                  work: Callable[..., Any], key: str | None = None, with_root: bool = False) -> dict[str, Any]:
+                  work: Callable[..., Any], key: str | None = None, with_root: bool = False,
+                  create: bool | None = None) -> dict[str, Any]:
         ws, result = await run_in_workspace(runtime, ctx, workspace, roots, write=write, work=work,
-                                            with_root=with_root)
+                                            with_root=with_root, create=create)
         out = {key: result} if key else dict(result)
         out["workspace"] = ws.describe()
         return out

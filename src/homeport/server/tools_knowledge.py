@@ -95,8 +95,8 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
                           output_dir: Annotated[str | None, Field(
                               description="Directory inside the workspace, relative to its root.")] = None,
                           workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False, lambda s, root: transfer.export_memory(
-            s, root, fmt=format, output_dir=output_dir), with_root=True)
+        return await run(ctx, workspace, roots, True, lambda s, root: transfer.export_memory(
+            s, root, fmt=format, output_dir=output_dir), with_root=True, create=False)
 
     @mcp.tool(name="import", annotations=WRITE, description=(
         "Read an export back (default .homeport/export). mode=merge keeps existing items and overwrites those "

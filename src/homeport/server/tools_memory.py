@@ -60,7 +60,8 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         return await run(ctx, workspace, roots, True,
                          lambda s: progress.log_progress(s, status, description, parent_id=parent_id))
 
-    @mcp.tool(annotations=WRITE_IDEMPOTENT, description="Change the status, description or parent of a progress entry.")
+    @mcp.tool(annotations=WRITE_IDEMPOTENT, description=(
+        "Change the status, description or parent of a progress entry; parent_id=0 moves it to the top level."))
     async def update_progress(ctx: Context, roots: Roots, progress_id: int, status: str | None = None,
                               description: str | None = None, parent_id: int | None = None,
                               workspace: WorkspaceArg = None) -> Json:

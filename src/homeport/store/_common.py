@@ -9,11 +9,30 @@ from typing import Any
 
 from homeport.errors import InvalidItemError
 
-__all__ = ["dump_json", "load_json", "normalize_tags", "now"]
+__all__ = ["dump_json", "load_json", "normalize_tags", "now", "utc_stamp"]
+
+
+_STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime(_STAMP)
+
+
+def utc_stamp(value: str | datetime, name: str = "time") -> str:
+    """An ISO 8601 time (any offset; naive means UTC) in the stored form, so text comparison is time order.
+
+    Raises:
+        InvalidItemError: `value` is not an ISO 8601 time.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidItemError(f"{name} {value!r} is not an ISO 8601 time, e.g. 2026-11-21T09:00:00Z") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime(_STAMP)
 
 
 def dump_json(value: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from homeport.errors import InvalidItemError
-from homeport.store._common import load_json
+from homeport.store._common import load_json, utc_stamp
 from homeport.store.database import Store
 from homeport.store.schema import context_history, custom_data, decisions, progress, system_patterns
 from homeport.store.tags import tags_of
@@ -26,15 +26,9 @@ def recent_activity(store: Store | None, *, hours_ago: float | None = None, sinc
     if hours_ago is not None and since is not None:
         raise InvalidItemError("pass hours_ago or since, not both")
     if since is None:
-        start = datetime.now(UTC) - timedelta(hours=24 if hours_ago is None else hours_ago)
+        cutoff = utc_stamp(datetime.now(UTC) - timedelta(hours=24 if hours_ago is None else hours_ago))
     else:
-        try:
-            start = datetime.fromisoformat(since.replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidItemError(f"since {since!r} is not an ISO 8601 time, e.g. 2026-11-21T09:00:00Z") from None
-        if start.tzinfo is None:
-            start = start.replace(tzinfo=UTC)
-    cutoff = start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        cutoff = utc_stamp(since, "since")
     limit = max(1, min(limit_per_type, 100))
     out: dict[str, Any] = {"since": cutoff, "decisions": [], "progress": [], "system_patterns": [],
                            "custom_data": [], "context_changes": [], "counts": {}}
@@ -61,5 +55,6 @@ def recent_activity(store: Store | None, *, hours_ago: float | None = None, sinc
                                .order_by(context_history.c.changed_at.desc()).limit(limit)).all()
         out["context_changes"] = [{"item_type": f"{r.kind}_context", "version": r.version, "changed_at": r.changed_at}
                                   for r in changes]
-        out["counts"]["context_changes"] = len(out["context_changes"])
+        out["counts"]["context_changes"] = conn.execute(
+            select(func.count()).select_from(context_history).where(context_history.c.changed_at >= cutoff)).scalar()
     return out

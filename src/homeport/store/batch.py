@@ -50,9 +50,23 @@ def batch_log_items(store: Store, item_type: str, items: Sequence[dict[str, Any]
         return [_write_one(conn, index, write, item) for index, item in enumerate(items)]
 
 
+# The JSON type each field must have; custom data values may be anything.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "summary": (str,), "rationale": (str, type(None)), "implementation_details": (str, type(None)),
+    "tags": (list, type(None)), "status": (str,), "description": (str,), "parent_id": (int, type(None)),
+    "name": (str,), "category": (str,), "key": (str,),
+}
+
+
 def _check_fields(index: int, item: Any, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
     if not isinstance(item, dict):
         raise InvalidItemError(f"item {index} is not an object; nothing was written")
+    for field, value in item.items():
+        allowed = _FIELD_TYPES.get(field)
+        wrong = allowed is not None and (not isinstance(value, allowed) or isinstance(value, bool))
+        if wrong or (field == "tags" and value is not None and not all(isinstance(t, str) for t in value)):
+            raise InvalidItemError(f"item {index}: field {field} has the wrong type ({type(value).__name__}); "
+                                   "nothing was written")
     missing = [f for f in required if f not in item]
     unknown = sorted(set(item) - set(required) - set(optional))
     if missing or unknown:

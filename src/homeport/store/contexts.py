@@ -8,7 +8,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
-from homeport.store._common import dump_json, load_json, now
+from homeport.store._common import dump_json, load_json, now, utc_stamp
 from homeport.store.database import Store
 from homeport.store.schema import context_history, contexts
 
@@ -87,9 +87,9 @@ def get_history(store: Store | None, kind: ContextKind, *, limit: int = 10, vers
     if version is not None:
         stmt = stmt.where(context_history.c.version == version)
     if before is not None:
-        stmt = stmt.where(context_history.c.changed_at < before)
+        stmt = stmt.where(context_history.c.changed_at < utc_stamp(before, "before"))
     if after is not None:
-        stmt = stmt.where(context_history.c.changed_at > after)
+        stmt = stmt.where(context_history.c.changed_at > utc_stamp(after, "after"))
     with store.read() as conn:
         rows = conn.execute(stmt.limit(max(1, min(limit, 1000)))).all()
     if version is not None and not rows:

@@ -49,7 +49,8 @@ def upsert_custom_data(conn: Connection, category: str, key: str, value: Any, *,
     else:
         item_id, created = existing
         conn.execute(update(custom_data).where(custom_data.c.id == item_id).values(value=body, updated_at=stamp))
-    text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    # Canonical text (sorted keys), so the index is the same however the value's keys were ordered.
+    text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     search_index.index_item(conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value,
                             updated_at=stamp, category=category)
     return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created,

@@ -65,9 +65,13 @@ class Store:
         store = cls(root, pool_size=pool_size)
         try:
             store._create_or_migrate(fresh)
-        except Exception:
+        except Exception as exc:  # SQLAlchemy, Alembic, the lock file, the OS: one error for the caller
             store.close()
-            raise
+            cause = exc.__cause__ if isinstance(exc, StoreError) and exc.__cause__ else exc
+            raise StoreError(
+                f"cannot open the store {path}: {_cause(cause) if isinstance(cause, SQLAlchemyError) else cause}; "
+                "check that the workspace is writable, or move the damaged .homeport/homeport.db aside"
+            ) from exc
         return store
 
     @contextlib.contextmanager

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, or_, select
 
-from homeport.errors import InvalidItemError
+from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store._common import now
 from homeport.store.database import Store
 from homeport.store.items import require_item
@@ -62,7 +62,7 @@ def get_linked_items(store: Store | None, item_type: str, item_id: int, *, relat
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidItemError(f"depth {depth} is out of range; use 1 to {MAX_DEPTH}")
     if store is None:
-        return []
+        raise ItemNotFoundError(f"{item_type} {item_id} does not exist; this workspace has no memory yet")
     with store.read() as conn:
         require_item(conn, item_type, item_id)
         start = (item_type, item_id)

@@ -21,7 +21,7 @@ ITEM_TYPE = "system_pattern"
 
 
 def log_system_pattern(store: Store, name: str, description: str, *, tags: Sequence[str] | None = None) -> dict[str, Any]:
-    """Create a pattern, or update the one with the same name (case-insensitive).
+    """Create a pattern, or update the one with the same name (case-insensitive); tags=None keeps its tags.
 
     Raises:
         InvalidItemError: empty name or description.
@@ -50,7 +50,10 @@ def upsert_system_pattern(conn: Connection, name: str, description: str, *, tags
         item_id, created = existing
         conn.execute(update(system_patterns).where(system_patterns.c.id == item_id)
                      .values(name=name, description=description, updated_at=stamp))
-    clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
+    if tags is not None or existing is None:
+        clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
+    else:  # re-logging a name without tags keeps the tags it has
+        clean = tags_of(conn, ITEM_TYPE, [item_id]).get(item_id, [])
     search_index.index_item(conn, ITEM_TYPE, item_id, title=name, body=description, updated_at=stamp, tags=clean)
     return {"id": item_id, "name": name, "description": description, "tags": clean,
             "created_at": created, "updated_at": stamp, "updated": existing is not None}

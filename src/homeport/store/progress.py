@@ -51,7 +51,7 @@ def insert_progress(conn: Connection, status: str, description: str, *, parent_i
 
 def update_progress(store: Store, progress_id: int, *, status: str | None = None, description: str | None = None,
                     parent_id: int | None = None) -> dict[str, Any]:
-    """Change the given fields of an entry.
+    """Change the given fields of an entry; `parent_id=0` moves it to the top level.
 
     Raises:
         InvalidItemError: nothing to change, an empty value, or a parent that would make a cycle.
@@ -63,12 +63,12 @@ def update_progress(store: Store, progress_id: int, *, status: str | None = None
     if description is not None:
         changes["description"] = _clean(description, "description")
     if parent_id is not None:
-        changes["parent_id"] = parent_id
+        changes["parent_id"] = parent_id or None
     if not changes:
         raise InvalidItemError("nothing to update; pass status, description or parent_id")
     with store.write() as conn:
         _require(conn, progress_id, "progress_id")
-        if parent_id is not None:
+        if parent_id:
             _require(conn, parent_id, "parent_id")
             _refuse_cycle(conn, progress_id, parent_id)
         changes["updated_at"] = now()
@@ -179,4 +179,4 @@ def _refuse_cycle(conn: Connection, item_id: int, parent_id: int) -> None:
 
 def _index(conn: Connection, item_id: int, status: str, description: str, updated_at: str) -> None:
     search_index.index_item(conn, ITEM_TYPE, item_id, title=description[:120], body=f"{description}\n{status}",
-                            updated_at=updated_at, category=status)
+                            updated_at=updated_at)

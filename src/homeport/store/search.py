@@ -16,7 +16,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
 from homeport.errors import InvalidItemError
-from homeport.store._common import normalize_tags
+from homeport.store._common import normalize_tags, utc_stamp
 from homeport.store.database import Store
 
 __all__ = ["SEARCHABLE_TYPES", "index_item", "plain_words", "search", "unindex_item"]
@@ -65,7 +65,8 @@ def search(store: Store | None, query: str, *, types: Sequence[str] | None = Non
         raise InvalidItemError(f"unknown item type(s) {', '.join(unknown)}; use any of {', '.join(SEARCHABLE_TYPES)}")
     if store is None:
         return []
-    filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, since, limit)
+    cutoff = utc_stamp(since, "since") if since else None
+    filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
         try:
             return _run(conn, query, filters)

@@ -27,12 +27,12 @@ from typing import Any, Literal
 from sqlalchemy import Connection, delete, select
 
 from homeport.errors import InvalidItemError
+from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now
 from homeport.store.contexts import write_context
 from homeport.store.custom_data import upsert_custom_data
 from homeport.store.database import SCHEMA_REVISION, Store
 from homeport.store.decisions import insert_decision
-from homeport.store.items import forget_item
 from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
 from homeport.store.progress import insert_progress
@@ -161,66 +161,81 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
 
 
 def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: bool) -> dict[str, int]:
-    def each(section: str):
-        for index, item in enumerate(data[section]):
-            yield index, item
-
     try:
-        for _, d in each("decisions"):
+        for d in data["decisions"]:
             if not replace:
                 _drop_existing(conn, decisions, "decision", d["id"])
             insert_decision(conn, d["summary"], rationale=d.get("rationale"), tags=d.get("tags"),
                             implementation_details=d.get("implementation_details"), item_id=d["id"],
                             created_at=d["created_at"], updated_at=d["updated_at"])
-        pending = sorted(data["progress"], key=lambda p: p["id"])
-        if not replace:
-            for p in pending:
-                conn.execute(progress.update().where(progress.c.id == p["id"]).values(parent_id=None))
-            for p in pending:
-                _drop_existing(conn, progress, "progress", p["id"])
-        placed: set[int] = {r for r in conn.execute(select(progress.c.id)).scalars()}
-        while pending:  # parents before children, whatever the ids
-            ready = [p for p in pending if p.get("parent_id") is None or p["parent_id"] in placed]
-            if not ready:
-                raise InvalidItemError(f"progress {pending[0]['id']} has a parent_id that is not in the export")
-            for p in ready:
-                insert_progress(conn, p["status"], p["description"], parent_id=p.get("parent_id"), item_id=p["id"],
-                                created_at=p["created_at"], updated_at=p["updated_at"])
-                placed.add(p["id"])
-            pending = [p for p in pending if p["id"] not in placed]
-        for _, s in each("system_patterns"):
-            if not replace:
-                _drop_existing(conn, system_patterns, "system_pattern", s["id"])
-            upsert_system_pattern(conn, s["name"], s["description"], tags=s.get("tags"), item_id=s["id"],
+        _load_progress(conn, data["progress"])
+        for s in data["system_patterns"]:  # matched by name; the exported id only if it is free
+            upsert_system_pattern(conn, s["name"], s["description"], tags=s.get("tags") or [],
+                                  item_id=_free_id(conn, system_patterns, s["id"]),
                                   created_at=s["created_at"], updated_at=s["updated_at"])
-        for _, c in each("custom_data"):
-            if not replace:
-                _drop_existing(conn, custom_data, "custom_data", c["id"])
-            upsert_custom_data(conn, c["category"], c["key"], c["value"], item_id=c["id"],
+        for c in data["custom_data"]:  # matched by category and key
+            upsert_custom_data(conn, c["category"], c["key"], c["value"], item_id=_free_id(conn, custom_data, c["id"]),
                                created_at=c["created_at"], updated_at=c["updated_at"])
         for kind in ("product", "active"):
-            versions = data[f"{kind}_context"]
-            if versions and not replace:
-                conn.execute(delete(context_history).where(context_history.c.kind == kind))
-                conn.execute(delete(contexts).where(contexts.c.kind == kind))
-            for v in versions:
-                write_context(conn, kind, v["content"], changed_at=v["changed_at"])  # type: ignore[arg-type]
-        for _, link in each("links"):
+            _load_context(conn, kind, data[f"{kind}_context"])
+        for link in data["links"]:
             result = insert_link(conn, link["source_type"], link["source_id"], link["target_type"], link["target_id"],
                                  link["relationship"], description=link.get("description"),
                                  created_at=link["created_at"])
-            if result["created"] and result["id"] != link["id"]:
-                conn.execute(links.update().where(links.c.id == result["id"]).values(id=link["id"]))
+            wanted = _free_id(conn, links, link["id"])
+            if result["created"] and wanted is not None and wanted != result["id"]:
+                conn.execute(links.update().where(links.c.id == result["id"]).values(id=wanted))
     except (KeyError, TypeError) as exc:
         raise InvalidItemError(f"the export is missing a field or has a wrong type: {exc}; nothing was imported") from exc
     return {section: len(items) for section, items in data.items()}
 
 
+def _load_context(conn: Connection, kind: str, versions: list[dict[str, Any]]) -> None:
+    """Without local history every version is replayed (exact); otherwise the imported document
+    becomes the next version, unless it already is the current one (merging twice changes nothing)."""
+    if not versions:
+        return
+    current = conn.execute(select(contexts.c.content).where(contexts.c.kind == kind)).scalar()
+    if current is None:
+        for v in versions:
+            write_context(conn, kind, v["content"], changed_at=v["changed_at"])  # type: ignore[arg-type]
+    elif load_json(current) != versions[-1]["content"]:
+        write_context(conn, kind, versions[-1]["content"])  # type: ignore[arg-type]
+
+
+def _load_progress(conn: Connection, entries: list[dict[str, Any]]) -> None:
+    """Parents before children, whatever the ids; an existing id is updated in place, so local
+    children of it keep a valid parent."""
+    pending = sorted(entries, key=lambda p: p["id"])
+    placed: set[int] = set(conn.execute(select(progress.c.id)).scalars())
+    existing = set(placed)
+    while pending:
+        ready = [p for p in pending if p.get("parent_id") is None or p["parent_id"] in placed]
+        if not ready:
+            raise InvalidItemError(f"progress {pending[0]['id']} has a parent_id that is not in the export")
+        for p in ready:
+            if p["id"] in existing:
+                conn.execute(progress.update().where(progress.c.id == p["id"]).values(
+                    status=p["status"], description=p["description"], parent_id=p.get("parent_id"),
+                    created_at=p["created_at"], updated_at=p["updated_at"]))
+                search_index.index_item(conn, "progress", p["id"], title=p["description"][:120],
+                                        body=f"{p['description']}\n{p['status']}", updated_at=p["updated_at"])
+            else:
+                insert_progress(conn, p["status"], p["description"], parent_id=p.get("parent_id"), item_id=p["id"],
+                                created_at=p["created_at"], updated_at=p["updated_at"])
+            placed.add(p["id"])
+        done = {p["id"] for p in ready}
+        pending = [p for p in pending if p["id"] not in done]
+
+
+def _free_id(conn: Connection, table: Any, item_id: int) -> int | None:
+    taken = conn.execute(select(table.c.id).where(table.c.id == item_id)).first() is not None
+    return None if taken else item_id
+
+
 def _drop_existing(conn: Connection, table: Any, item_type: str, item_id: int) -> None:
     if conn.execute(select(table.c.id).where(table.c.id == item_id)).first() is not None:
         conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
-        from homeport.store import search as search_index
-
         search_index.unindex_item(conn, item_type, item_id)
         conn.execute(delete(table).where(table.c.id == item_id))
 
@@ -246,7 +261,7 @@ def _to_markdown(section: str, items: list[dict[str, Any]]) -> str:
             lines += [f"<!-- field {field} -->", value, f"<!-- end {field} -->"]
         if section in ("custom_data", "product_context", "active_context"):
             shown = item["value"] if section == "custom_data" else item["content"]
-            lines += ["```json", json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True), "```"]
+            lines += ["```json", _comment_safe(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True)), "```"]
         lines += ["<!-- end item -->", ""]
     return "\n".join(lines)
 
@@ -265,14 +280,16 @@ def _heading(section: str, item: dict[str, Any]) -> str:
         "active_context": lambda i: f"Version {i['version']}",
         "links": lambda i: f"{i['source_type']} {i['source_id']} {i['relationship']} {i['target_type']} {i['target_id']}",
     }[section](item)
-    return " ".join(one_line.split())
+    # Display only (import reads the metadata and fields): entities keep it from closing a comment.
+    return " ".join(one_line.split()).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _read_section(source: Path, section: str, fmt: str) -> list[dict[str, Any]]:
     path = source / f"{section}.{'json' if fmt == 'json' else 'md'}"
     if not path.exists():
         return []
-    text = path.read_text(encoding="utf-8")
+    with path.open(encoding="utf-8", newline="") as handle:  # keep \r in text fields as written
+        text = handle.read()
     if fmt == "json":
         try:
             return json.loads(text)
@@ -291,7 +308,7 @@ def _read_section(source: Path, section: str, fmt: str) -> list[dict[str, Any]]:
 def _write_atomic(path: Path, body: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(body)
         os.replace(tmp, path)
     except BaseException:

@@ -29,6 +29,7 @@ def upgrade() -> None:
         sa.Column("content", sa.Text, nullable=False),
         sa.Column("changed_at", sa.String(32), nullable=False),
         sa.UniqueConstraint("kind", "version", name="uq_context_history_kind_version"),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "decisions",
@@ -38,6 +39,7 @@ def upgrade() -> None:
         sa.Column("implementation_details", sa.Text),
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("updated_at", sa.String(32), nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "progress",
@@ -47,6 +49,7 @@ def upgrade() -> None:
         sa.Column("parent_id", sa.Integer, sa.ForeignKey("progress.id"), nullable=True),
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("updated_at", sa.String(32), nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_progress_parent", "progress", ["parent_id"])
     op.create_index("ix_progress_status", "progress", ["status"])
@@ -59,6 +62,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("updated_at", sa.String(32), nullable=False),
         sa.UniqueConstraint("category", "key", name="uq_custom_data_category_key"),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "item_tags",

@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.Column("updated_at", sa.String(32), nullable=False),
         sa.UniqueConstraint("name_key", name="uq_system_patterns_name_key"),
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "links",
@@ -46,6 +47,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.String(32), nullable=False),
         sa.UniqueConstraint("source_type", "source_id", "target_type", "target_id", "relationship",
                             name="uq_links_edge"),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_links_source", "links", ["source_type", "source_id"])
     op.create_index("ix_links_target", "links", ["target_type", "target_id"])

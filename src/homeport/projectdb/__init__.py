@@ -1,0 +1,106 @@
+"""The project's own development database, per workspace: find it, describe it, query it safely.
+
+    ProjectDatabases(environ)          one per process, built by the composition root
+      ├── discovery     which database a workspace uses, from files its framework already has
+      ├── connections   engines per (workspace, URL, mode), read-only by construction, closed when idle
+      ├── introspection tables, a table's shape, the server's kind and version
+      └── query         one statement per call, read-only unless the workspace allows writes
+
+Every method takes the workspace root explicitly (already resolved and checked by the caller)
+and returns plain dicts ready for JSON. No MCP here: the server layer wraps these as tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from homeport.projectdb import introspection
+from homeport.projectdb.connections import EngineCache
+from homeport.projectdb.discovery import DatabaseSource, discover_database
+from homeport.projectdb.query import DEFAULT_LIMIT, run_query
+
+__all__ = ["DatabaseSource", "ProjectDatabases", "discover_database"]
+
+
+class ProjectDatabases:
+    """The development databases of every workspace this process serves.
+
+    `environ` is the environment used for ``${NAME}`` in `.homeport/config.toml` and for the ERB
+    of a Rails `database.yml`; the composition root passes it, nothing here reads the process's.
+    """
+
+    def __init__(self, environ: Mapping[str, str], *, max_idle_seconds: float = 300, max_engines: int = 32) -> None:
+        self._environ = dict(environ)
+        self._engines = EngineCache(max_idle_seconds=max_idle_seconds, max_engines=max_engines)
+
+    def discover(self, root: Path) -> DatabaseSource:
+        """Which database the workspace at `root` uses, and its settings.
+
+        Raises:
+            DatabaseNotConfiguredError: no database found (the message says where it looked).
+            ConfigError: a configuration file names one but is malformed.
+        """
+        return discover_database(root, self._environ)
+
+    def get_tables(self, root: Path) -> dict[str, Any]:
+        """``{"tables": [str], "views": [str], "database_type": str}``.
+
+        Raises:
+            DatabaseNotConfiguredError, ConfigError: see `discover`.
+            ProjectDatabaseError: the database cannot be reached or read.
+        """
+        source, engine = self._open(root)
+        return introspection.get_tables(engine, source)
+
+    def get_schema(self, root: Path, table: str) -> dict[str, Any]:
+        """Columns, primary key, indexes, foreign keys, unique constraints and a CREATE statement.
+
+        Raises:
+            DatabaseNotConfiguredError, ConfigError: see `discover`.
+            ProjectDatabaseError: no such table (close matches named), or the database failed.
+        """
+        source, engine = self._open(root)
+        return introspection.get_schema(engine, source, table)
+
+    def get_database_type(self, root: Path) -> dict[str, Any]:
+        """The kind of database, its version, and where its URL came from (no password).
+
+        Raises:
+            DatabaseNotConfiguredError, ConfigError: see `discover`.
+            ProjectDatabaseError: the database cannot be reached.
+        """
+        source, engine = self._open(root)
+        return introspection.get_database_type(engine, source)
+
+    def run_query(
+        self, root: Path, query: str, params: Mapping[str, Any] | None = None, limit: int = DEFAULT_LIMIT
+    ) -> dict[str, Any]:
+        """Run one statement; read-only unless the workspace's config sets ``allow_writes``.
+
+        `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows return.
+
+        Raises:
+            DatabaseNotConfiguredError, ConfigError: see `discover`.
+            QueryRejectedError: refused before reaching the database (the reason and what to do).
+            ProjectDatabaseError: the database refused or failed it, or it ran past the timeout.
+        """
+        source, engine = self._open(root)
+        return run_query(engine, source, query, params, limit)
+
+    def close(self) -> None:
+        """Close every engine; the object stays usable and reopens engines on demand."""
+        self._engines.close_all()
+
+    def __enter__(self) -> ProjectDatabases:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _open(self, root: Path) -> tuple[DatabaseSource, Engine]:
+        source = discover_database(root, self._environ)
+        return source, self._engines.engine_for(root, source)

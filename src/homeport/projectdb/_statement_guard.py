@@ -1,0 +1,338 @@
+"""The first line of defence: one statement per call, and only statements the mode allows.
+
+The guard reads a query with sqlglot in the database's dialect before it reaches the driver.
+It is not the guarantee: that is the read-only connection or transaction and the driver's
+refusal to run several statements (see `query`). The guard turns the common mistakes and the
+known escapes into a clear refusal that says what to do instead.
+
+Rules, in order:
+  1. the text must tokenize in the dialect and hold exactly one statement;
+  2. never: transaction control, session state (SET, USE, LOCK, ...), host access (COPY, LOAD,
+     ATTACH, VACUUM INTO, INTO OUTFILE), server administration, privilege changes, anonymous
+     code blocks, the functions in `_rules`, MySQL executable comments (``/*! ... */``);
+  3. read-only mode also: only SELECT / WITH ... SELECT / VALUES / TABLE, EXPLAIN of those, SHOW,
+     DESCRIBE, and PRAGMAs that only report; no data-modifying CTE, SELECT ... INTO, or row locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
+
+from homeport.errors import QueryRejectedError
+from homeport.projectdb._rules import (
+    QUERY_PRAGMAS,
+    SETTING_PRAGMAS,
+    denied_function_reason,
+    pragma_is_read_only,
+)
+
+__all__ = ["check_statement"]
+
+_SQLGLOT_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql"}
+_ENABLE_WRITES = "set allow_writes = true under [database] in .homeport/config.toml"
+
+_TRANSACTION = "controls the transaction Homeport runs each query in; send the statement alone"
+_SESSION = "changes the state of a pooled connection that later calls reuse"
+_HOST = "reads or writes files or programs on the database host"
+_ADMIN = "administers the database server"
+
+# First keyword of a statement -> why it is refused in every mode.
+_ALWAYS_REFUSED = {
+    "BEGIN": _TRANSACTION,
+    "START": _TRANSACTION,
+    "COMMIT": _TRANSACTION,
+    "ROLLBACK": _TRANSACTION,
+    "END": _TRANSACTION,
+    "ABORT": _TRANSACTION,
+    "SAVEPOINT": _TRANSACTION,
+    "RELEASE": _TRANSACTION,
+    "XA": _TRANSACTION,
+    "SET": _SESSION,
+    "RESET": _SESSION,
+    "DISCARD": _SESSION,
+    "USE": _SESSION,
+    "LOCK": _SESSION,
+    "UNLOCK": _SESSION,
+    "HANDLER": _SESSION,
+    "LISTEN": _SESSION,
+    "UNLISTEN": _SESSION,
+    "NOTIFY": _SESSION,
+    "PREPARE": _SESSION,
+    "EXECUTE": _SESSION,
+    "DEALLOCATE": _SESSION,
+    "DECLARE": _SESSION,
+    "FETCH": _SESSION,
+    "CLOSE": _SESSION,
+    "MOVE": _SESSION,
+    "COPY": _HOST + "; read rows with SELECT instead",
+    "LOAD": _HOST,
+    "ATTACH": _HOST,
+    "DETACH": _HOST,
+    "KILL": _ADMIN,
+    "SHUTDOWN": _ADMIN,
+    "INSTALL": _ADMIN,
+    "UNINSTALL": _ADMIN,
+    "FLUSH": _ADMIN,
+    "PURGE": _ADMIN,
+    "CHANGE": _ADMIN,
+    "STOP": _ADMIN,
+    "RESTART": _ADMIN,
+    "CHECKPOINT": _ADMIN,
+    "BINLOG": _ADMIN,
+    "CACHE": _ADMIN,
+    "GRANT": "changes privileges; run it yourself with an administrator's client",
+    "REVOKE": "changes privileges; run it yourself with an administrator's client",
+    "DO": "runs a code block Homeport cannot inspect",
+}
+_READ_ONLY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
+_EXPLAIN = frozenset({"EXPLAIN", "DESCRIBE", "DESC"})
+# Keywords that can start the statement an EXPLAIN wraps.
+_STATEMENT_STARTS = frozenset(
+    {
+        "SELECT",
+        "WITH",
+        "VALUES",
+        "TABLE",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "REPLACE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "DECLARE",
+        "EXECUTE",
+        "COPY",
+        "CALL",
+        "DO",
+        "SET",
+    }
+)
+# Keyword tokens that mean a change when they are not a function call (MySQL's INSERT(), REPLACE()).
+_WRITE_TOKENS = frozenset(
+    {
+        TokenType.INSERT,
+        TokenType.UPDATE,
+        TokenType.DELETE,
+        TokenType.MERGE,
+        TokenType.INTO,
+        TokenType.CREATE,
+        TokenType.DROP,
+        TokenType.ALTER,
+        TokenType.TRUNCATE,
+        TokenType.REPLACE,
+        TokenType.COMMIT,
+        TokenType.ROLLBACK,
+    }
+)
+# Nodes that must not appear anywhere in a read-only query, with the refusal's explanation.
+_WRITE_NODES: tuple[tuple[type[exp.Expression], str], ...] = (
+    (exp.Insert, "an INSERT inside the query (for example in a WITH clause) changes data"),
+    (exp.Update, "an UPDATE inside the query (for example in a WITH clause) changes data"),
+    (exp.Delete, "a DELETE inside the query (for example in a WITH clause) changes data"),
+    (exp.Merge, "a MERGE inside the query changes data"),
+    (exp.Into, "SELECT ... INTO writes a table, a file or a variable; drop the INTO clause"),
+    (exp.Lock, "FOR UPDATE / FOR SHARE takes row locks; drop the locking clause"),
+    (exp.Create, "the query creates an object"),
+    (exp.Drop, "the query drops an object"),
+    (exp.Command, "the query holds a statement Homeport cannot inspect"),
+)
+
+
+def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
+    """Refuse `sql` unless it is exactly one statement the mode allows on `backend`.
+
+    Returns True when the statement is a plain query (SELECT, WITH ... SELECT, VALUES, TABLE)
+    that changes nothing, which a database cursor can page through.
+
+    Raises:
+        QueryRejectedError: with the reason and what to do instead.
+    """
+    dialect = Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend])
+    tokens = _tokenize(sql, dialect)
+    statements = _split_statements(tokens)
+    if not statements:
+        raise QueryRejectedError("the query is empty; send one SQL statement")
+    if len(statements) > 1:
+        raise QueryRejectedError(
+            f"the query holds {len(statements)} statements; run_query runs exactly one statement per call, "
+            "so send them one at a time"
+        )
+    if backend == "mysql" and ("/*!" in sql or "/*M!" in sql):
+        raise QueryRejectedError("MySQL executable comments (/*! ... */) run hidden SQL; write the SQL without them")
+    statement = statements[0]
+    _check_never_allowed(statement, sql, dialect, backend)
+    if _leading_keyword(statement) in _READ_ONLY_STARTS:
+        text = sql[statement[0].start : statement[-1].end + 1]
+        try:
+            _check_read_only_query(text, dialect)
+        except QueryRejectedError:
+            if not allow_writes:
+                raise
+            return False
+        return True
+    if not allow_writes:
+        _check_read_only(statement, sql, dialect, backend)
+    return False
+
+
+def _tokenize(sql: str, dialect: Dialect) -> list[Token]:
+    try:
+        return list(dialect.tokenize(sql))
+    except SqlglotError as exc:
+        raise QueryRejectedError(
+            f"the query could not be read as {_dialect_label(dialect)} SQL ({_first_line(exc)}); "
+            "check quotes and comments are closed"
+        ) from exc
+
+
+def _split_statements(tokens: Sequence[Token]) -> list[list[Token]]:
+    statements: list[list[Token]] = [[]]
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            statements.append([])
+        else:
+            statements[-1].append(token)
+    return [s for s in statements if s]
+
+
+def _leading_keyword(statement: Sequence[Token]) -> str:
+    """The first keyword, looking through opening parentheses: ``(SELECT 1)`` starts with SELECT."""
+    for token in statement:
+        if token.token_type != TokenType.L_PAREN:
+            return token.text.upper()
+    return "("
+
+
+def _check_never_allowed(statement: list[Token], sql: str, dialect: Dialect, backend: str) -> None:
+    keyword = _leading_keyword(statement)
+    reason = _ALWAYS_REFUSED.get(keyword)
+    if reason is not None:
+        raise QueryRejectedError(f"{keyword} is refused: it {reason}")
+    if keyword == "ALTER" and len(statement) > 1 and statement[1].text.upper() == "SYSTEM":
+        raise QueryRejectedError(f"ALTER SYSTEM is refused: it {_ADMIN}")
+    if keyword == "CREATE" and any(t.text.upper() == "EXTENSION" for t in statement[1:4]):
+        raise QueryRejectedError("CREATE EXTENSION is refused: it loads code into the database server")
+    flat = _expand_commands(statement, dialect)
+    for index, token in enumerate(flat):
+        upper = token.text.upper()
+        following = flat[index + 1].text.upper() if index + 1 < len(flat) else ""
+        if upper == "INTO" and following in ("OUTFILE", "DUMPFILE"):
+            raise QueryRejectedError(f"SELECT ... INTO {following} is refused: it {_HOST}")
+        if upper == "VACUUM" and "INTO" in (t.text.upper() for t in flat[index + 1 :]):
+            raise QueryRejectedError(f"VACUUM INTO is refused: it {_HOST}")
+        if following == "(" and token.token_type != TokenType.STRING:
+            why = denied_function_reason(token.text, backend)
+            if why is not None:
+                raise QueryRejectedError(f"the function {token.text}() is refused: it {why}")
+
+
+def _expand_commands(statement: list[Token], dialect: Dialect) -> list[Token]:
+    """The tokens of `statement`, with the raw text sqlglot keeps after a command re-tokenized."""
+    flat: list[Token] = []
+    for index, token in enumerate(statement):
+        previous = statement[index - 1] if index else None
+        is_command_tail = (
+            token.token_type == TokenType.STRING
+            and previous is not None
+            and previous.token_type in (TokenType.COMMAND, TokenType.SHOW)
+        )
+        if is_command_tail:
+            flat.extend(_tokenize(token.text, dialect))
+        else:
+            flat.append(token)
+    return flat
+
+
+def _check_read_only(statement: list[Token], sql: str, dialect: Dialect, backend: str) -> None:
+    keyword = _leading_keyword(statement)
+    text = sql[statement[0].start : statement[-1].end + 1]
+    if keyword in _EXPLAIN:
+        _check_explained(text[statement[0].end - statement[0].start + 1 :], dialect, backend)
+    elif keyword == "SHOW" and backend != "sqlite":
+        return
+    elif keyword == "PRAGMA" and backend == "sqlite":
+        _check_pragma(statement)
+    else:
+        raise QueryRejectedError(
+            f"{keyword} is refused: this workspace's database is read-only, and only SELECT, "
+            "WITH ... SELECT, VALUES, TABLE, EXPLAIN, SHOW, DESCRIBE and reporting PRAGMAs run; "
+            f"to change data, {_ENABLE_WRITES}"
+        )
+
+
+def _check_read_only_query(text: str, dialect: Dialect) -> None:
+    try:
+        tree = sqlglot.parse_one(text, read=dialect)
+    except SqlglotError:
+        # sqlglot does not know every dialect feature; fall back to the tokens, which are enough
+        # to see a change, and leave the rest to the read-only connection.
+        _check_tokens_read_only(_tokenize(text, dialect))
+        return
+    for node_type, why in _WRITE_NODES:
+        if tree.find(node_type) is not None:
+            raise QueryRejectedError(f"refused in read-only mode: {why}; to change data, {_ENABLE_WRITES}")
+
+
+def _check_tokens_read_only(tokens: Sequence[Token]) -> None:
+    for index, token in enumerate(tokens):
+        is_call = index + 1 < len(tokens) and tokens[index + 1].token_type == TokenType.L_PAREN
+        if token.token_type in _WRITE_TOKENS and not is_call:
+            raise QueryRejectedError(
+                f"refused in read-only mode: the query contains {token.text.upper()}; to change data, {_ENABLE_WRITES}"
+            )
+
+
+def _check_explained(rest: str, dialect: Dialect, backend: str) -> None:
+    """EXPLAIN may run its statement (EXPLAIN ANALYZE), so that statement must pass on its own.
+
+    `rest` is the text after the EXPLAIN / DESCRIBE keyword.
+    """
+    tokens = _tokenize(rest, dialect)
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and token.text.upper() in _STATEMENT_STARTS:
+            inner = rest[token.start :]
+            check_statement(inner, backend, allow_writes=False)
+            return
+    _check_tokens_read_only(tokens)
+
+
+def _check_pragma(statement: list[Token]) -> None:
+    # PRAGMA [schema.]name [= value | (argument)]
+    words = statement[1:]
+    if len(words) >= 3 and words[1].token_type == TokenType.DOT:
+        words = words[2:]
+    if not words:
+        raise QueryRejectedError("PRAGMA needs a name")
+    name = words[0].text
+    has_argument = len(words) > 1
+    if not pragma_is_read_only(name, has_argument):
+        reporting = ", ".join(sorted(QUERY_PRAGMAS | SETTING_PRAGMAS))
+        raise QueryRejectedError(
+            f"PRAGMA {name}{' with a value' if has_argument else ''} is refused in read-only mode: "
+            f"it can change the database or the connection. PRAGMAs that only report run: {reporting}; "
+            f"to change data, {_ENABLE_WRITES}"
+        )
+
+
+def _dialect_label(dialect: Dialect) -> str:
+    return {"postgres": "PostgreSQL", "mysql": "MySQL", "sqlite": "SQLite"}.get(
+        type(dialect).__name__.lower(), type(dialect).__name__
+    )
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

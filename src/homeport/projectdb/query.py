@@ -1,0 +1,324 @@
+"""Running one statement on a project database, read-only unless the workspace allows writes.
+
+The guarantee is the database's, the statement guard (`_statement_guard`) only refuses early:
+
+- SQLite: the connection is read-only (see `connections`); a progress handler stops a statement
+  that outlives the timeout; ``execute`` refuses a second statement.
+- PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` in a transaction
+  that is always rolled back. A plain query runs as a server-side cursor (DECLARE, through the
+  extended protocol), so only the rows fetched are computed; anything else runs as a prepared
+  statement. Both protocols refuse a second statement.
+- MySQL / MariaDB: ``max_execution_time`` (MySQL, SELECT only) or ``max_statement_time``
+  (MariaDB), then ``SET SESSION TRANSACTION READ ONLY`` and ``START TRANSACTION READ ONLY``,
+  always rolled back (the session setting is what stops DDL, which commits implicitly); the
+  client never enables multi-statements; rows stream, and a truncated result closes the
+  connection instead of reading the rest.
+
+With allow_writes the transaction is read-write and committed when the statement succeeds.
+Parameters are named ``:name`` placeholders with values in `params`, bound by the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+import psycopg.errors
+import pymysql
+from pymysql.constants import FIELD_TYPE
+from pymysql.cursors import SSCursor
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import PoolProxiedConnection
+
+from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.projectdb._statement_guard import check_statement
+from homeport.projectdb._values import json_safe, mysql_time
+from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error
+from homeport.projectdb.discovery import DatabaseSource
+
+__all__ = ["DEFAULT_LIMIT", "run_query"]
+
+DEFAULT_LIMIT = 200
+_SQLITE_PROGRESS_STEPS = 10_000
+_PG_CURSOR = "homeport_query"
+_MYSQL_TIMEOUT_ERRORS = frozenset({1969, 3024})  # MariaDB max_statement_time, MySQL max_execution_time
+
+
+@dataclass
+class _Fetched:
+    columns: list[str]
+    rows: list[Sequence[Any]]
+    truncated: bool
+    affected_rows: int | None = None
+    converters: dict[int, Callable[[Any], Any]] = field(default_factory=dict)
+    # The connection still holds unread rows and must be closed, not returned to the pool.
+    discard_connection: bool = False
+
+
+@dataclass(frozen=True)
+class _Statement:
+    text: str  # in the driver's placeholder style
+    arguments: Any  # None without params
+    is_query: bool  # a plain read-only query (see check_statement)
+
+
+class _TimedOut(Exception):
+    """The statement ran past the workspace's statement timeout."""
+
+
+def run_query(
+    engine: Engine,
+    source: DatabaseSource,
+    query: str,
+    params: Mapping[str, Any] | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """Run one statement and return ``{columns, rows, row_count, truncated, elapsed_ms, ...}``.
+
+    At most ``min(limit, source.row_limit)`` rows come back; ``truncated`` says there were more.
+
+    Raises:
+        QueryRejectedError: the statement was refused before it reached the database.
+        ProjectDatabaseError: the database refused or failed it (the driver's message), or it ran
+            past the statement timeout.
+    """
+    if not isinstance(query, str):
+        raise QueryRejectedError("the query must be SQL text")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise QueryRejectedError(f"limit must be a whole number of at least 1, not {limit!r}")
+    effective_limit = min(limit, source.row_limit)
+    is_query = check_statement(query, source.backend, allow_writes=source.allow_writes)
+    statement, arguments = _bind(engine, query, params)
+    connection = checkout(engine, source)
+    discard = False
+    started = time.perf_counter()
+    try:
+        run = _RUNNERS[source.backend]
+        fetched = run(connection, engine, source, _Statement(statement, arguments, is_query), effective_limit)
+        discard = fetched.discard_connection
+    except _TimedOut as exc:
+        discard = _rollback_failed(connection)
+        raise ProjectDatabaseError(
+            f"the query was stopped after the statement timeout of {source.statement_timeout_ms} ms ({exc}); "
+            "narrow it (WHERE, LIMIT, an index) or raise statement_timeout_ms under [database] in "
+            ".homeport/config.toml"
+        ) from exc
+    except DRIVER_ERRORS as exc:
+        discard = _rollback_failed(connection)
+        raise database_error(exc, source, "the query failed") from exc
+    finally:
+        if discard:
+            connection.invalidate()
+        else:
+            connection.close()
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+    rows = [_row(row, fetched.converters) for row in fetched.rows]
+    return {
+        "columns": fetched.columns,
+        "rows": rows,
+        "row_count": len(rows),
+        "truncated": fetched.truncated,
+        "elapsed_ms": elapsed_ms,
+        "limit": effective_limit,
+        "affected_rows": fetched.affected_rows,
+        "read_only": not source.allow_writes,
+    }
+
+
+def _bind(engine: Engine, query: str, params: Mapping[str, Any] | None) -> tuple[str, Any]:
+    """The statement in the driver's placeholder style, and its arguments (None without params)."""
+    if not params:
+        return query, None
+    if not isinstance(params, Mapping):
+        raise QueryRejectedError("params must be an object mapping names to values, used as :name in the query")
+    compiled = text(query).compile(dialect=engine.dialect)
+    try:
+        values = compiled.construct_params(dict(params))
+    except SQLAlchemyError as exc:
+        raise QueryRejectedError(f"{exc}; give every :name in the query a value in params") from exc
+    if compiled.positiontup is not None:
+        return str(compiled), tuple(values[name] for name in compiled.positiontup)
+    return str(compiled), values
+
+
+def _rollback_failed(connection: PoolProxiedConnection) -> bool:
+    """Roll back after an error; True when the connection is unusable and must be discarded."""
+    try:
+        connection.rollback()
+    except Exception:
+        return True
+    return False
+
+
+def _run_sqlite(
+    connection: PoolProxiedConnection, _engine: Engine, source: DatabaseSource, statement: _Statement, limit: int
+) -> _Fetched:
+    raw: sqlite3.Connection = connection.driver_connection  # type: ignore[assignment]
+    deadline = time.monotonic() + source.statement_timeout_ms / 1000
+    expired = False
+
+    def past_deadline() -> int:
+        nonlocal expired
+        expired = time.monotonic() > deadline
+        return int(expired)
+
+    raw.set_progress_handler(past_deadline, _SQLITE_PROGRESS_STEPS)
+    cursor = raw.cursor()
+    try:
+        cursor.execute(statement.text, statement.arguments if statement.arguments is not None else ())
+        fetched = _fetch(cursor, limit)
+        if source.allow_writes:
+            raw.commit()
+        else:
+            raw.rollback()
+        return fetched
+    except sqlite3.OperationalError as exc:
+        if expired:
+            raise _TimedOut(str(exc)) from exc
+        raise
+    finally:
+        cursor.close()
+        raw.set_progress_handler(None, 0)
+
+
+def _run_postgres(
+    connection: PoolProxiedConnection, _engine: Engine, source: DatabaseSource, statement: _Statement, limit: int
+) -> _Fetched:
+    raw: psycopg.Connection[Any] = connection.driver_connection  # type: ignore[assignment]
+    try:
+        with raw.cursor() as setup:
+            # Homeport's own fixed text, sent in one round trip. Intervals come back in ISO 8601
+            # as text (see connections), exact where a timedelta would turn months into days.
+            read_only = "SET TRANSACTION READ ONLY; " if not source.allow_writes else ""
+            setup.execute(
+                f"{read_only}SET LOCAL statement_timeout = {int(source.statement_timeout_ms)}; "
+                "SET LOCAL IntervalStyle = 'iso_8601'"
+            )
+        if statement.is_query:
+            # A server-side cursor: DECLARE goes through the extended protocol (one statement
+            # only), rows are computed only as far as they are fetched, and an empty result
+            # still has its columns.
+            with raw.cursor(name=_PG_CURSOR) as cursor:
+                cursor.execute(statement.text, statement.arguments)
+                fetched = _fetch(cursor, limit)
+        else:
+            # A prepared statement is one statement by protocol; EXPLAIN, SHOW and writes
+            # return few rows, or as many as they touched.
+            with raw.cursor() as cursor:
+                cursor.execute(statement.text, statement.arguments, prepare=True)
+                fetched = _fetch(cursor, limit)
+    except psycopg.errors.QueryCanceled as exc:
+        raise _TimedOut(str(exc).strip()) from exc
+    if source.allow_writes:
+        raw.commit()
+    else:
+        raw.rollback()
+    return fetched
+
+
+def _run_mysql(
+    connection: PoolProxiedConnection, engine: Engine, source: DatabaseSource, statement: _Statement, limit: int
+) -> _Fetched:
+    raw = connection.driver_connection
+    cursor = raw.cursor(SSCursor)  # type: ignore[union-attr]
+    timeout_ms = int(source.statement_timeout_ms)
+    try:
+        if getattr(engine.dialect, "is_mariadb", False):
+            cursor.execute(f"SET SESSION max_statement_time = {timeout_ms / 1000:.3f}")
+        else:
+            cursor.execute(f"SET SESSION max_execution_time = {timeout_ms}")
+        # The session characteristic matters: DDL commits the open transaction implicitly and
+        # would run outside a read-only START TRANSACTION, but not in a read-only session.
+        mode = "READ WRITE" if source.allow_writes else "READ ONLY"
+        cursor.execute(f"SET SESSION TRANSACTION {mode}")
+        cursor.execute(f"START TRANSACTION {mode}")
+        cursor.execute(statement.text, statement.arguments)
+        fetched = _fetch(cursor, limit)
+        if not fetched.truncated and cursor.warning_count:
+            _raise_if_interrupted(cursor)
+    except pymysql.err.Error as exc:
+        _abandon_unread_rows(cursor)
+        if len(exc.args) >= 2 and exc.args[0] in _MYSQL_TIMEOUT_ERRORS:
+            raise _TimedOut(str(exc.args[1])) from exc
+        raise
+    if fetched.truncated:
+        _abandon_unread_rows(cursor)
+        fetched.discard_connection = True  # closing it ends the query; the server rolls back
+        return fetched
+    cursor.close()
+    if source.allow_writes:
+        raw.commit()  # type: ignore[union-attr]
+    else:
+        raw.rollback()  # type: ignore[union-attr]
+    return fetched
+
+
+def _raise_if_interrupted(cursor: SSCursor) -> None:
+    """MariaDB can stop a statement at its time limit and still report success (BENCHMARK, DO
+    SLEEP), with the interruption only among the warnings."""
+    cursor.execute("SHOW WARNINGS")
+    for _level, code, message in cursor.fetchall():
+        if code in _MYSQL_TIMEOUT_ERRORS:
+            raise _TimedOut(message)
+
+
+def _abandon_unread_rows(cursor: SSCursor) -> None:
+    """Keep PyMySQL from reading the rest of an unbuffered result when the cursor is closed or
+    collected (it would read every remaining row); the connection is then closed instead."""
+    result = getattr(cursor, "_result", None)
+    if result is not None:
+        result.unbuffered_active = False
+    cursor.connection = None
+
+
+def _fetch(cursor: Any, limit: int) -> _Fetched:
+    """Fetch at most `limit` rows, reading one more to know whether there were more."""
+    description = cursor.description
+    if not description:
+        rowcount = cursor.rowcount
+        return _Fetched(columns=[], rows=[], truncated=False, affected_rows=rowcount if rowcount >= 0 else None)
+    rows = cursor.fetchmany(limit + 1)
+    return _Fetched(
+        columns=[column[0] for column in description],
+        rows=rows[:limit],
+        truncated=len(rows) > limit,
+        converters=_mysql_converters(description) if isinstance(cursor, SSCursor) else {},
+    )
+
+
+def _mysql_converters(description: Sequence[Sequence[Any]] | None) -> dict[int, Callable[[Any], Any]]:
+    """PyMySQL hands JSON over as text and TIME as a timedelta; give them their real shape."""
+    converters: dict[int, Callable[[Any], Any]] = {}
+    for index, column in enumerate(description or ()):
+        if column[1] == FIELD_TYPE.JSON:
+            converters[index] = _parse_json
+        elif column[1] == FIELD_TYPE.TIME:
+            converters[index] = mysql_time
+    return converters
+
+
+def _parse_json(value: Any) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _row(row: Sequence[Any], converters: Mapping[int, Callable[[Any], Any]]) -> list[Any]:
+    return [
+        json_safe(converters[index](value) if index in converters and value is not None else value)
+        for index, value in enumerate(row)
+    ]
+
+
+_RUNNERS: dict[str, Callable[..., _Fetched]] = {
+    "sqlite": _run_sqlite,
+    "postgresql": _run_postgres,
+    "mysql": _run_mysql,
+}

@@ -1,0 +1,1 @@
+"""End-to-end tests: real homeport processes over stdio and Streamable HTTP."""

@@ -1,0 +1,1 @@
+"""Tests of the project database layer (homeport.projectdb)."""
