@@ -21,6 +21,7 @@ from rich.console import Console
 from homeport.cli._compose import domain_errors, serve_settings, workspace_options
 from homeport.cli._output import workspace_line
 from homeport.server import ServeSettings, build_runtime
+from homeport.server.runtime import tool_result
 from homeport.workspace import CallInputs, Workspace
 
 __all__ = ["JSON_OPTION_HELP", "ToolCall", "json_or_text", "memory_tool", "parse_json"]
@@ -42,7 +43,7 @@ class ToolCall:
         return self.settings.cwd or Path.cwd()
 
     def run(self, work: Callable[..., Any], *, write: bool, key: str | None = None, with_root: bool = False,
-            confirm: Callable[[Workspace], None] | None = None) -> Result:
+            confirm: Callable[[Workspace], None] | None = None, create: bool | None = None) -> Result:
         """Resolve the workspace, open its store and return `work(store)` shaped as the MCP tool's result.
 
         Reads get None for a workspace without a store, so reading never creates `.homeport/`;
@@ -56,10 +57,10 @@ class ToolCall:
         """
         runtime = build_runtime(self.settings)
         try:
-            workspace = runtime.resolver.resolve(CallInputs(), write=write).workspace
+            workspace = runtime.resolve(CallInputs(), write=write)
             if confirm is not None:
                 confirm(workspace)
-            store = runtime.stores.get(workspace.root, create=write)
+            store = runtime.store_for(workspace, write=write, create=create)
             try:
                 result = work(store, workspace.root) if with_root else work(store)
             except OSError as exc:  # export/import files; the store translates its own errors
@@ -67,9 +68,7 @@ class ToolCall:
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
         finally:
             runtime.close()
-        out = {key: result} if key is not None else dict(result)
-        out["workspace"] = workspace.describe()
-        return out
+        return tool_result(workspace, result, key)
 
     def show(self, result: Result, render: Render) -> None:
         """Print `result`: JSON with --json, else the workspace line and `render`'s output."""

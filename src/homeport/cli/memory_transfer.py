@@ -34,7 +34,7 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     Example: homeport export --format markdown --output docs/memory
     """
     result = call.run(lambda s, root: transfer_store.export_memory(
-        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=False, with_root=True)
+        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=True, create=False, with_root=True)
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())

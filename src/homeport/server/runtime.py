@@ -5,22 +5,25 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.projectdb import ProjectDatabases
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.settings import ServeSettings
-from homeport.store import StoreCache
+from homeport.store import Store, StoreCache
 from homeport.workspace import (
+    CallInputs,
     HandleRegistry,
     ResolverSettings,
+    Workspace,
     WorkspaceGuard,
     WorkspaceResolver,
     canonical_directory,
     default_denied,
 )
 
-__all__ = ["Runtime", "build_runtime"]
+__all__ = ["Runtime", "build_runtime", "tool_result"]
 
 
 @dataclass
@@ -32,9 +35,25 @@ class Runtime:
     files: FileAreaService
     databases: ProjectDatabases
 
+    def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
+        """The workspace of a call (see `WorkspaceResolver.resolve`)."""
+        return self.resolver.resolve(inputs, write=write).workspace
+
+    def store_for(self, workspace: Workspace, *, write: bool, create: bool | None = None) -> Store | None:
+        """Its store: None for reads of a workspace that has none; created on first write unless `create`
+        says otherwise."""
+        return self.stores.get(workspace.root, create=write if create is None else create)
+
     def close(self) -> None:
         self.stores.close()
         self.databases.close()
+
+
+def tool_result(workspace: Workspace, result: Any, key: str | None = None) -> dict[str, Any]:
+    """What a tool returns: a dict result as is, anything else under `key`, plus `workspace`."""
+    out = {key: result} if key is not None else dict(result)
+    out["workspace"] = workspace.describe()
+    return out
 
 
 def build_runtime(settings: ServeSettings) -> Runtime:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from homeport.errors import HomeportError
 from homeport.server.request import call_inputs, roots_if_needed
-from homeport.server.runtime import Runtime
+from homeport.server.runtime import Runtime, tool_result
 from homeport.workspace import Workspace
 
 __all__ = [
@@ -64,8 +64,8 @@ async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None
     inputs = call_inputs(ctx, workspace, roots)
 
     def resolve_and_work() -> tuple[Workspace, T]:
-        resolved = runtime.resolver.resolve(inputs, write=write).workspace
-        store = runtime.stores.get(resolved.root, create=write if create is None else create)
+        resolved = runtime.resolve(inputs, write=write)
+        store = runtime.store_for(resolved, write=write, create=create)
         return resolved, (work(store, resolved.root) if with_root else work(store))
 
     try:
@@ -85,8 +85,6 @@ def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
                   create: bool | None = None) -> dict[str, Any]:
         ws, result = await run_in_workspace(runtime, ctx, workspace, roots, write=write, work=work,
                                             with_root=with_root, create=create)
-        out = {key: result} if key else dict(result)
-        out["workspace"] = ws.describe()
-        return out
+        return tool_result(ws, result, key)
 
     return run
