@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -153,7 +154,7 @@ class _JsonObject(click.ParamType):  # type: ignore[type-arg]  # generic only in
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, dict):
             return value
-        text = click.get_text_stream("stdin").read() if value == "-" else value
+        text = sys.stdin.read() if value == "-" else value
         try:
             return parse_json(text, what="JSON", expect=dict)
         except click.BadParameter as exc:
