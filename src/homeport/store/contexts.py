@@ -79,6 +79,8 @@ def get_history(store: Store | None, kind: ContextKind, *, limit: int = 10, vers
     Raises:
         ItemNotFoundError: `version` names no version.
     """
+    bounds = (utc_stamp(before, "before") if before is not None else None,
+              utc_stamp(after, "after") if after is not None else None)
     if store is None:
         if version is not None:
             raise ItemNotFoundError(f"{kind} context has no version {version}; it was never written")
@@ -86,10 +88,10 @@ def get_history(store: Store | None, kind: ContextKind, *, limit: int = 10, vers
     stmt = select(context_history).where(context_history.c.kind == kind).order_by(context_history.c.version.desc())
     if version is not None:
         stmt = stmt.where(context_history.c.version == version)
-    if before is not None:
-        stmt = stmt.where(context_history.c.changed_at < utc_stamp(before, "before"))
-    if after is not None:
-        stmt = stmt.where(context_history.c.changed_at > utc_stamp(after, "after"))
+    if bounds[0] is not None:
+        stmt = stmt.where(context_history.c.changed_at < bounds[0])
+    if bounds[1] is not None:
+        stmt = stmt.where(context_history.c.changed_at > bounds[1])
     with store.read() as conn:
         rows = conn.execute(stmt.limit(max(1, min(limit, 1000)))).all()
     if version is not None and not rows:

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import QueuePool
 
-from homeport.errors import StoreError
+from homeport.errors import InvalidItemError, StoreError
 
 __all__ = ["SCHEMA_REVISION", "SEARCH_INDEX_DDL", "STORE_DIRNAME", "STORE_FILENAME", "Store", "create_schema",
            "store_path_for"]
@@ -92,6 +92,9 @@ class Store:
                     yield conn
         except SQLAlchemyError as exc:
             raise StoreError(f"writing the store {self.path} failed: {_cause(exc)}") from exc
+        except UnicodeEncodeError as exc:  # unpaired surrogates, e.g. "\udcff", cannot be stored as UTF-8
+            raise InvalidItemError(f"text contains characters that are not valid Unicode ({exc.reason}); "
+                                   "send UTF-8 text") from exc
 
     def close(self) -> None:
         self.engine.dispose()

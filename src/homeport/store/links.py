@@ -93,7 +93,7 @@ def _edges(conn: Connection, node: tuple[str, int], relationship: str | None) ->
         (links.c.target_type == item_type) & (links.c.target_id == item_id),
     )).order_by(links.c.id)
     if relationship is not None:
-        stmt = stmt.where(links.c.relationship == relationship)
+        stmt = stmt.where(links.c.relationship == relationship.strip())
     return conn.execute(stmt).all()
 
 

@@ -63,9 +63,9 @@ def search(store: Store | None, query: str, *, types: Sequence[str] | None = Non
     unknown = sorted(set(wanted) - set(SEARCHABLE_TYPES))
     if unknown:
         raise InvalidItemError(f"unknown item type(s) {', '.join(unknown)}; use any of {', '.join(SEARCHABLE_TYPES)}")
+    cutoff = utc_stamp(since, "since") if since else None
     if store is None:
         return []
-    cutoff = utc_stamp(since, "since") if since else None
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
         try:
@@ -104,7 +104,7 @@ def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
     )
     return [
         {"type": r.item_type, "id": int(r.item_id), "title": r.title, "snippet": r.snip or r.title,
-         "score": round(-float(r.rank), 6), "updated_at": r.updated_at}
+         "score": float(f"{-float(r.rank):.6g}"), "updated_at": r.updated_at}
         for r in rows
     ]
 

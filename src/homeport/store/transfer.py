@@ -94,17 +94,21 @@ def export_memory(store: Store | None, root: Path, *, fmt: Format = "json", outp
         raise InvalidItemError(f"format {fmt!r} is not json or markdown")
     target = inside_workspace(root, output_dir, DEFAULT_EXPORT_DIR)
     data = _collect(store)
-    target.mkdir(parents=True, exist_ok=True)
     files = []
-    for section, items in data.items():
-        name = f"{section}.{'json' if fmt == 'json' else 'md'}"
-        body = json.dumps(items, indent=2, ensure_ascii=False, sort_keys=True) + "\n" if fmt == "json" \
-            else _to_markdown(section, items)
-        _write_atomic(target / name, body)
-        files.append(name)
     manifest = {"format": fmt, "format_version": FORMAT_VERSION, "schema_revision": SCHEMA_REVISION,
                 "exported_at": now(), "counts": {k: len(v) for k, v in data.items()}}
-    _write_atomic(target / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for section, items in data.items():
+            name = f"{section}.{'json' if fmt == 'json' else 'md'}"
+            body = json.dumps(items, indent=2, ensure_ascii=False, sort_keys=True) + "\n" if fmt == "json" \
+                else _to_markdown(section, items)
+            _write_atomic(target / name, body)
+            files.append(name)
+        _write_atomic(target / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    except OSError as exc:
+        raise InvalidItemError(f"cannot export to {target}: {exc.strerror or exc}; choose a directory inside the "
+                               "workspace that is not a file") from exc
     return {"output_dir": str(target), "files": ["manifest.json", *files], **manifest}
 
 
@@ -169,24 +173,33 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                             implementation_details=d.get("implementation_details"), item_id=d["id"],
                             created_at=d["created_at"], updated_at=d["updated_at"])
         _load_progress(conn, data["progress"])
-        for s in data["system_patterns"]:  # matched by name; the exported id only if it is free
-            upsert_system_pattern(conn, s["name"], s["description"], tags=s.get("tags") or [],
-                                  item_id=_free_id(conn, system_patterns, s["id"]),
-                                  created_at=s["created_at"], updated_at=s["updated_at"])
-        for c in data["custom_data"]:  # matched by category and key
-            upsert_custom_data(conn, c["category"], c["key"], c["value"], item_id=_free_id(conn, custom_data, c["id"]),
-                               created_at=c["created_at"], updated_at=c["updated_at"])
+        # Patterns match by name and custom data by category and key, so they may keep another local
+        # id; links follow them through this map.
+        local_ids: dict[tuple[str, int], int] = {}
+        for s in data["system_patterns"]:
+            written = upsert_system_pattern(conn, s["name"], s["description"], tags=s.get("tags") or [],
+                                            item_id=_free_id(conn, system_patterns, s["id"]),
+                                            created_at=s["created_at"], updated_at=s["updated_at"])
+            local_ids[("system_pattern", s["id"])] = written["id"]
+        for c in data["custom_data"]:
+            written = upsert_custom_data(conn, c["category"], c["key"], c["value"],
+                                         item_id=_free_id(conn, custom_data, c["id"]),
+                                         created_at=c["created_at"], updated_at=c["updated_at"])
+            local_ids[("custom_data", c["id"])] = written["id"]
         for kind in ("product", "active"):
             _load_context(conn, kind, data[f"{kind}_context"])
         for link in data["links"]:
-            result = insert_link(conn, link["source_type"], link["source_id"], link["target_type"], link["target_id"],
+            source = local_ids.get((link["source_type"], link["source_id"]), link["source_id"])
+            target = local_ids.get((link["target_type"], link["target_id"]), link["target_id"])
+            result = insert_link(conn, link["source_type"], source, link["target_type"], target,
                                  link["relationship"], description=link.get("description"),
                                  created_at=link["created_at"])
             wanted = _free_id(conn, links, link["id"])
             if result["created"] and wanted is not None and wanted != result["id"]:
                 conn.execute(links.update().where(links.c.id == result["id"]).values(id=wanted))
-    except (KeyError, TypeError) as exc:
-        raise InvalidItemError(f"the export is missing a field or has a wrong type: {exc}; nothing was imported") from exc
+    except (KeyError, TypeError, UnicodeError) as exc:
+        raise InvalidItemError(f"the export is missing a field, has a wrong type or text that is not valid Unicode: "
+                               f"{exc}; nothing was imported") from exc
     return {section: len(items) for section, items in data.items()}
 
 
@@ -288,20 +301,32 @@ def _read_section(source: Path, section: str, fmt: str) -> list[dict[str, Any]]:
     path = source / f"{section}.{'json' if fmt == 'json' else 'md'}"
     if not path.exists():
         return []
-    with path.open(encoding="utf-8", newline="") as handle:  # keep \r in text fields as written
-        text = handle.read()
-    if fmt == "json":
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise InvalidItemError(f"{path} is not valid JSON: {exc}") from None
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:  # keep \r in text fields as written
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidItemError(f"cannot read {path}: {exc}; export again, or fix the file by hand") from None
+    try:
+        if fmt == "json":
+            return _storable(path, json.loads(text))
+        metas = [(json.loads(meta_text), body) for meta_text, body in _ITEM.findall(text)]
+    except ValueError as exc:
+        raise InvalidItemError(f"{path} is not valid JSON: {exc}; export again, or fix the file by hand") from None
     items = []
-    for meta_text, body in _ITEM.findall(text):
-        item = json.loads(meta_text)
+    for item, body in metas:
         item.update(item.pop("_text", {}))
         for field, value in _FIELD.findall(body):
             item[field] = value
         items.append(item)
+    return _storable(path, items)
+
+
+def _storable(path: Path, items: Any) -> Any:
+    """Refuse text the store cannot keep (lone surrogates such as \\udcff from a JSON escape)."""
+    try:
+        json.dumps(items, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidItemError(f"{path} holds text that is not valid Unicode ({exc.reason}); fix the file") from None
     return items
 
 
