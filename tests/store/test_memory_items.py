@@ -33,14 +33,6 @@ from homeport.store.schema import progress as progress_table
 from homeport.store.schema import system_patterns as patterns_table
 
 
-@pytest.fixture(scope="module")
-def migrated_db(tmp_path_factory) -> Path:
-    """One migrated database per module; each test gets a copy (migrating costs more than the test)."""
-    root = tmp_path_factory.mktemp("template")
-    Store.open(root, create=True).close()
-    return store_path_for(root)
-
-
 @pytest.fixture
 def store(tmp_path: Path, migrated_db: Path):
     store_path_for(tmp_path).parent.mkdir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -11,26 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidItemError
-from homeport.store import Store, contexts, custom_data, decisions, patterns, progress, search, store_path_for
+from homeport.store import Store, contexts, custom_data, decisions, patterns, progress, search
 from homeport.store.search import SEARCHABLE_TYPES, plain_words
 
 
-@pytest.fixture(scope="module")
-def migrated_db(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("template")
-    Store.open(root, create=True).close()
-    return store_path_for(root)
-
-
-def copy_store(root: Path, migrated_db: Path) -> Store:
-    store_path_for(root).parent.mkdir(parents=True)
-    shutil.copyfile(migrated_db, store_path_for(root))
-    return Store.open(root, create=False)
-
-
 @pytest.fixture
-def store(tmp_path: Path, migrated_db: Path):
-    s = copy_store(tmp_path, migrated_db)
+def store(tmp_path: Path, copy_store):
+    s = copy_store(tmp_path)
     yield s
     s.close()
 
@@ -234,8 +220,8 @@ def test_an_empty_query_is_refused_with_a_clear_message(store, query):
 
 
 @pytest.fixture(scope="module")
-def populated(tmp_path_factory, migrated_db):
-    s = copy_store(tmp_path_factory.mktemp("populated"), migrated_db)
+def populated(tmp_path_factory, copy_store):
+    s = copy_store(tmp_path_factory.mktemp("populated"))
     decisions.log_decision(s, "SQLite WAL mode", rationale="readers never block writers", tags=["db"])
     progress.log_progress(s, "TODO", "benchmark the NEAR operator")
     custom_data.log_custom_data(s, "ProjectGlossary", "FTS", "full-text search, 日本語")

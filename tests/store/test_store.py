@@ -11,8 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import SCHEMA_REVISION, Store, StoreCache, store_path_for
-from homeport.store import contexts, custom_data, decisions, progress, search
+from homeport.store import (
+    SCHEMA_REVISION,
+    Store,
+    StoreCache,
+    contexts,
+    custom_data,
+    decisions,
+    progress,
+    search,
+    store_path_for,
+)
 from homeport.store.contexts import DELETE_MARKER, apply_patch
 from homeport.store.migrate import downgrade, head_revision, upgrade
 
@@ -25,7 +34,7 @@ def store(tmp_path: Path):
 
 
 def test_schema_revision_constant_is_the_migrations_head():
-    assert SCHEMA_REVISION == head_revision()
+    assert head_revision() == SCHEMA_REVISION
 
 
 def test_migrations_run_from_an_empty_database_and_back(tmp_path):

@@ -23,12 +23,6 @@ from homeport.store.transfer import _collect, export_memory, import_memory
 SECTIONS = ["decisions", "progress", "system_patterns", "custom_data", "product_context", "active_context", "links"]
 
 
-@pytest.fixture(scope="module")
-def migrated_db(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("template")
-    Store.open(root, create=True).close()
-    return store_path_for(root)
-
 
 def new_store(root: Path, migrated_db: Path) -> Store:
     (root / ".git").mkdir(parents=True, exist_ok=True)
