@@ -83,8 +83,14 @@ def _postgres_admin(dbname: str) -> psycopg.Connection:
 def _mysql_connect(database: str | None) -> pymysql.Connection:
     # ssl_disabled: PyMySQL would otherwise load the system CA store on every connection (~25 ms).
     return pymysql.connect(
-        host=MY_HOST, port=MY_PORT, user="root", password="", database=database, autocommit=True,
-        connect_timeout=3, ssl_disabled=True,
+        host=MY_HOST,
+        port=MY_PORT,
+        user="root",
+        password="",
+        database=database,
+        autocommit=True,
+        connect_timeout=3,
+        ssl_disabled=True,
     )
 
 
@@ -123,7 +129,10 @@ def mysql_database() -> Iterator[ServerDatabase]:
             for statement in SEED["mysql"] + ROWS:
                 cursor.execute(statement)
         yield ServerDatabase(
-            backend="mysql", name=name, url=f"mysql://root@{MY_HOST}:{MY_PORT}/{name}", connect=lambda: _mysql_connect(name)
+            backend="mysql",
+            name=name,
+            url=f"mysql://root@{MY_HOST}:{MY_PORT}/{name}",
+            connect=lambda: _mysql_connect(name),
         )
     finally:
         with admin.cursor() as cursor:
@@ -185,15 +194,22 @@ def _server_snapshot(server: ServerDatabase) -> Any:
                 "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2"
             )
             tables = [f'"{schema}"."{table}"' for schema, table in cursor.fetchall()]
-            cursor.execute("SELECT count(*) FROM pg_largeobject_metadata")
+            cursor.execute(
+                "SELECT (SELECT count(*) FROM pg_largeobject_metadata), "
+                "(SELECT count(*) FROM pg_database WHERE datname LIKE 'homeport_evil%')"
+            )
             extra = cursor.fetchall()
         else:
             cursor.execute(f"SHOW FULL TABLES FROM `{server.name}`")
             tables = [f"`{server.name}`.`{row[0]}`" for row in cursor.fetchall()]
             cursor.execute("SHOW DATABASES")
-            # Other test runs on the same server create and drop their own homeport_* databases.
-            extra = sorted(row[0] for row in cursor.fetchall()
-                           if not row[0].startswith("homeport_") or row[0] == server.name)
+            # Other test runs on the same server create and drop their own homeport_* databases;
+            # homeport_evil* are the names the hostile corpus tries to create.
+            extra = sorted(
+                row[0]
+                for row in cursor.fetchall()
+                if not row[0].startswith("homeport_") or row[0] == server.name or row[0].startswith("homeport_evil")
+            )
         contents = {}
         for table in tables:
             cursor.execute(f"SELECT * FROM {table}")

@@ -86,6 +86,23 @@ def test_idle_engines_are_closed_the_next_time_the_cache_is_used(tmp_path):
     cache.close_all()
 
 
+def test_an_engine_running_a_long_query_is_not_idle(tmp_path):
+    a, b = sqlite_workspace(tmp_path, "a"), sqlite_workspace(tmp_path, "b")
+    clock = FakeClock()
+    cache = EngineCache(max_idle_seconds=300, clock=clock)
+    source = discover_database(a, {})
+    engine = cache.engine_for(a, source)
+    connection = checkout(engine, source)
+    clock.now += 301
+    cache.engine_for(b, discover_database(b, {}))
+    assert cache.engine_for(a, source) is engine
+    connection.close()
+    clock.now += 301
+    cache.engine_for(b, discover_database(b, {}))
+    assert cache.engine_for(a, source) is not engine
+    cache.close_all()
+
+
 def test_the_cache_is_bounded_and_closes_the_least_recently_used_engine(tmp_path):
     roots = [sqlite_workspace(tmp_path, name) for name in ("a", "b", "c")]
     clock = FakeClock()
@@ -137,7 +154,10 @@ def test_a_missing_sqlite_file_is_a_clear_error_and_is_never_created(tmp_path):
     root = tmp_path / "a"
     root.mkdir()
     write_config(root, "sqlite:///db/missing.sqlite3", allow_writes=True)
-    with ProjectDatabases({}) as databases, pytest.raises(ProjectDatabaseError, match=r"missing\.sqlite3 does not exist"):
+    with (
+        ProjectDatabases({}) as databases,
+        pytest.raises(ProjectDatabaseError, match=r"missing\.sqlite3 does not exist"),
+    ):
         databases.run_query(root, "SELECT 1")
     assert not (root / "db" / "missing.sqlite3").exists()
 
@@ -188,7 +208,7 @@ def test_an_unreachable_server_is_a_project_database_error_without_the_password(
     "error",
     [
         sqlite3.OperationalError("no such table: x"),
-        psycopg.errors.UndefinedTable("relation \"x\" does not exist"),
+        psycopg.errors.UndefinedTable('relation "x" does not exist'),
         pymysql.err.ProgrammingError(1146, "Table 'x' doesn't exist"),
         SQLAlchemyOperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error")),
     ],

@@ -51,7 +51,11 @@ def test_config_toml_settings_are_read_with_safe_defaults(root):
 
 
 def test_env_references_in_the_config_url_expand_from_the_passed_environment(root):
-    write(root, ".homeport/config.toml", '[database]\nurl = "postgresql://${DB_USER}:${DB_PASSWORD}@localhost/${DB_NAME:-shop}"\n')
+    write(
+        root,
+        ".homeport/config.toml",
+        '[database]\nurl = "postgresql://${DB_USER}:${DB_PASSWORD}@localhost/${DB_NAME:-shop}"\n',
+    )
     source = discover_database(root, {"DB_USER": "ada", "DB_PASSWORD": "s3cret"})
     assert rendered(source) == "postgresql+psycopg://ada:s3cret@localhost/shop"
 
@@ -109,7 +113,10 @@ def test_dotenv_quoting_comments_and_references_follow_dotenv_conventions(root, 
         ),
         ("DB_CONNECTION=mariadb\nDB_DATABASE=shop", "mysql+pymysql://root@127.0.0.1:3306/shop"),
         ("DB_CONNECTION=pgsql\nDB_DATABASE=shop\nDB_USERNAME=forge", "postgresql+psycopg://forge@127.0.0.1:5432/shop"),
-        ("DB_CONNECTION=mysql\nDB_SOCKET=/run/mysqld.sock", "mysql+pymysql://root@127.0.0.1:3306/laravel?unix_socket=%2Frun%2Fmysqld.sock"),
+        (
+            "DB_CONNECTION=mysql\nDB_SOCKET=/run/mysqld.sock",
+            "mysql+pymysql://root@127.0.0.1:3306/laravel?unix_socket=%2Frun%2Fmysqld.sock",
+        ),
         ("DB_URL=postgresql://u@h/d\nDB_CONNECTION=mysql", "postgresql+psycopg://u@h/d"),
     ],
 )
@@ -194,13 +201,19 @@ def test_rails_adapters_and_multi_database_entries(root, yml, expected):
 
 
 def test_rails_erb_homeport_cannot_evaluate_is_reported_where_it_matters(root):
-    write(root, "config/database.yml", "development:\n  adapter: postgresql\n  database: <%= Rails.application.name %>\n")
+    write(
+        root, "config/database.yml", "development:\n  adapter: postgresql\n  database: <%= Rails.application.name %>\n"
+    )
     with pytest.raises(ConfigError, match=r"development\.database uses <%= Rails\.application\.name %>"):
         discover_database(root, {})
 
 
 def test_rails_erb_homeport_cannot_evaluate_is_harmless_in_keys_it_does_not_use(root):
-    write(root, "config/database.yml", "development:\n  adapter: postgresql\n  database: shop\n  pool: <%= Something.clever %>\n")
+    write(
+        root,
+        "config/database.yml",
+        "development:\n  adapter: postgresql\n  database: shop\n  pool: <%= Something.clever %>\n",
+    )
     assert discover_database(root, {}).url.database == "shop"
 
 

@@ -21,9 +21,7 @@ def _cases(*, database_alone: bool) -> list:
     for hostile in CORPUS:
         backends = hostile.refused_by_database_alone if database_alone else hostile.backends
         for backend in sorted(backends):
-            cases.append(
-                pytest.param(hostile, backend, id=f"{hostile.id}-{LABELS[backend]}", marks=MARKS[backend])
-            )
+            cases.append(pytest.param(hostile, backend, id=f"{hostile.id}-{LABELS[backend]}", marks=MARKS[backend]))
     return cases
 
 

@@ -35,7 +35,10 @@ def test_rows_come_back_as_columns_and_lists(app, databases):
     assert result["columns"] == ["id", "status"]
     assert result["rows"] == [[1, "paid"], [2, "new"]]
     assert (result["row_count"], result["truncated"], result["read_only"], result["affected_rows"]) == (
-        2, False, True, None,
+        2,
+        False,
+        True,
+        None,
     )
     assert result["elapsed_ms"] >= 0
     assert strict_json(result) == result
@@ -56,8 +59,9 @@ def test_named_parameters_are_bound_by_the_driver_not_pasted(app, databases):
 
 
 def test_a_percent_sign_in_the_query_survives_parameter_binding(app, databases):
-    result = databases.run_query(app.root, "SELECT email FROM customers WHERE email LIKE '%@example.com' AND name = :n",
-                                 {"n": "Ada"})
+    result = databases.run_query(
+        app.root, "SELECT email FROM customers WHERE email LIKE '%@example.com' AND name = :n", {"n": "Ada"}
+    )
     assert result["rows"] == [["ada@example.com"]]
 
 
@@ -149,11 +153,29 @@ def test_postgres_values_of_every_common_type_are_json_safe(request, tmp_path, d
     )
     row = dict(zip(result["columns"], strict_json(result["rows"])[0], strict=True))
     assert row == {
-        "i": 42, "big": 9007199254740993, "n": "12.30", "f": 1.5, "nan": "NaN", "t": "text", "b": True,
-        "d": "2024-01-02", "ts": "2024-01-02T03:04:05.500000", "tstz": "2024-01-02T03:04:05+00:00",
-        "tm": "03:04:05", "iv": "P1M2DT3H4M5S", "by": _b64(b"\x00\xff"), "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-        "j": {"a": [1, 2.5, None]}, "jb": {"b": {"c": True}}, "ai": [1, 2, 3], "at": ["x", None],
-        "ad": ["2024-01-02"], "inf": "infinity", "nul": None, "ip": "10.0.0.1", "nnan": "NaN",
+        "i": 42,
+        "big": 9007199254740993,
+        "n": "12.30",
+        "f": 1.5,
+        "nan": "NaN",
+        "t": "text",
+        "b": True,
+        "d": "2024-01-02",
+        "ts": "2024-01-02T03:04:05.500000",
+        "tstz": "2024-01-02T03:04:05+00:00",
+        "tm": "03:04:05",
+        "iv": "P1M2DT3H4M5S",
+        "by": _b64(b"\x00\xff"),
+        "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "j": {"a": [1, 2.5, None]},
+        "jb": {"b": {"c": True}},
+        "ai": [1, 2, 3],
+        "at": ["x", None],
+        "ad": ["2024-01-02"],
+        "inf": "infinity",
+        "nul": None,
+        "ip": "10.0.0.1",
+        "nnan": "NaN",
     }
 
 
@@ -170,7 +192,17 @@ def test_mariadb_values_of_every_common_type_are_json_safe(request, tmp_path, da
     )
     row = dict(zip(result["columns"], strict_json(result["rows"])[0], strict=True))
     assert row == {
-        "i": 42, "big": 9007199254740993, "n": "12.30", "f": 1.5, "t": "text", "b": 1, "d": "2024-01-02",
-        "ts": "2024-01-02T03:04:05.500000", "tm": "-27:04:05", "bin": _b64(b"\x00\xff"), "bits": _b64(b"\x05"),
-        "nul": None, "j": '{"a": 1}',  # MariaDB's JSON is text on the wire: it stays a string
+        "i": 42,
+        "big": 9007199254740993,
+        "n": "12.30",
+        "f": 1.5,
+        "t": "text",
+        "b": 1,
+        "d": "2024-01-02",
+        "ts": "2024-01-02T03:04:05.500000",
+        "tm": "-27:04:05",
+        "bin": _b64(b"\x00\xff"),
+        "bits": _b64(b"\x05"),
+        "nul": None,
+        "j": '{"a": 1}',  # MariaDB's JSON is text on the wire: it stays a string
     }

@@ -85,7 +85,7 @@ def test_plain_queries_are_told_apart_from_other_statements(sql, is_query):
     ],
 )
 def test_writes_are_refused_in_read_only_mode_with_the_setting_that_allows_them(backend, sql):
-    with pytest.raises(QueryRejectedError, match="allow_writes = true under \\[database\\] in .homeport/config.toml"):
+    with pytest.raises(QueryRejectedError, match=r"allow_writes = true under \[database\] in \.homeport/config\.toml"):
         check_statement(sql, backend, allow_writes=False)
     check_statement(sql, backend, allow_writes=True)
 
@@ -120,7 +120,7 @@ def test_host_access_and_session_changes_are_refused_even_with_writes_allowed(ba
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mysql"])
 def test_several_statements_are_refused_with_their_count(backend):
-    with pytest.raises(QueryRejectedError, match="holds 3 statements.*one at a time"):
+    with pytest.raises(QueryRejectedError, match=r"holds 3 statements.*one at a time"):
         check_statement("SELECT 1; SELECT 2; SELECT 3", backend, allow_writes=True)
 
 

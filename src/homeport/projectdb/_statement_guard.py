@@ -16,6 +16,7 @@ Rules, in order:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import sqlglot
@@ -169,9 +170,9 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
     if backend == "mysql" and ("/*!" in sql or "/*M!" in sql):
         raise QueryRejectedError("MySQL executable comments (/*! ... */) run hidden SQL; write the SQL without them")
     statement = statements[0]
-    _check_never_allowed(statement, sql, dialect, backend)
+    text = sql[statement[0].start : statement[-1].end + 1]
+    _check_never_allowed(statement, dialect, backend)
     if _leading_keyword(statement) in _READ_ONLY_STARTS:
-        text = sql[statement[0].start : statement[-1].end + 1]
         try:
             _check_read_only_query(text, dialect)
         except QueryRejectedError:
@@ -180,7 +181,7 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
             return False
         return True
     if not allow_writes:
-        _check_read_only(statement, sql, dialect, backend)
+        _check_read_only(statement, text, dialect, backend)
     return False
 
 
@@ -212,7 +213,7 @@ def _leading_keyword(statement: Sequence[Token]) -> str:
     return "("
 
 
-def _check_never_allowed(statement: list[Token], sql: str, dialect: Dialect, backend: str) -> None:
+def _check_never_allowed(statement: list[Token], dialect: Dialect, backend: str) -> None:
     keyword = _leading_keyword(statement)
     reason = _ALWAYS_REFUSED.get(keyword)
     if reason is not None:
@@ -229,10 +230,17 @@ def _check_never_allowed(statement: list[Token], sql: str, dialect: Dialect, bac
             raise QueryRejectedError(f"SELECT ... INTO {following} is refused: it {_HOST}")
         if upper == "VACUUM" and "INTO" in (t.text.upper() for t in flat[index + 1 :]):
             raise QueryRejectedError(f"VACUUM INTO is refused: it {_HOST}")
+        if backend == "postgresql" and upper == "U" and following == "&" and _adjacent(flat[index : index + 3]):
+            # U&"pg\005fread_file" is pg_read_file: a name the function rules could not see.
+            raise QueryRejectedError('Unicode-escaped identifiers (U&"...") are refused; write the name plainly')
         if following == "(" and token.token_type != TokenType.STRING:
             why = denied_function_reason(token.text, backend)
             if why is not None:
                 raise QueryRejectedError(f"the function {token.text}() is refused: it {why}")
+
+
+def _adjacent(tokens: Sequence[Token]) -> bool:
+    return all(left.end + 1 == right.start for left, right in itertools.pairwise(tokens))
 
 
 def _expand_commands(statement: list[Token], dialect: Dialect) -> list[Token]:
@@ -252,9 +260,8 @@ def _expand_commands(statement: list[Token], dialect: Dialect) -> list[Token]:
     return flat
 
 
-def _check_read_only(statement: list[Token], sql: str, dialect: Dialect, backend: str) -> None:
+def _check_read_only(statement: list[Token], text: str, dialect: Dialect, backend: str) -> None:
     keyword = _leading_keyword(statement)
-    text = sql[statement[0].start : statement[-1].end + 1]
     if keyword in _EXPLAIN:
         _check_explained(text[statement[0].end - statement[0].start + 1 :], dialect, backend)
     elif keyword == "SHOW" and backend != "sqlite":

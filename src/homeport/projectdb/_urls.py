@@ -92,12 +92,14 @@ _PATH_SCHEME = re.compile(r"^(?P<scheme>sqlite3?|file):(?!//)(?P<path>.*)$", re.
 _SECRET_PARAMS = frozenset({"password", "sslpassword"})
 
 
-def normalize_url(raw: str, root: Path, *, origin: str) -> URL:
-    """The URL Homeport opens for `raw`, read from `origin` in the workspace at `root`.
+def normalize_url(raw: str | URL, root: Path, *, origin: str) -> URL:
+    """The URL Homeport opens for `raw` (text or a URL built from parts), read from `origin`.
 
     Raises:
         ConfigError: `raw` is not a database URL, or names a database Homeport cannot open.
     """
+    if isinstance(raw, URL):
+        return _normalized(raw, root, origin)
     text = raw.strip()
     if not text:
         raise ConfigError(f"{origin} is empty; give a database URL such as postgresql://user@localhost/app_dev")
@@ -111,6 +113,10 @@ def normalize_url(raw: str, root: Path, *, origin: str) -> URL:
             f"{origin} is not a database URL ({_mask_text(text)}); expected a form like "
             "postgresql://user:password@host:5432/dbname or sqlite:///db/dev.sqlite3"
         ) from exc
+    return _normalized(url, root, origin)
+
+
+def _normalized(url: URL, root: Path, origin: str) -> URL:
     name = url.get_backend_name().lower()
     if name in _SQLITE_NAMES:
         if not url.database or url.database == ":memory:":

@@ -53,10 +53,9 @@ def json_safe(value: Any) -> Any:
 
 def iso_duration(delta: dt.timedelta) -> str:
     """An ISO 8601 duration: days, hours, minutes and seconds (with a fraction when present)."""
-    micros = (delta.days * 86_400 + delta.seconds) * _MICROS_PER_SECOND + delta.microseconds
+    micros = _micros(delta)
     sign = "-" if micros < 0 else ""
-    micros = abs(micros)
-    days, micros = divmod(micros, 86_400 * _MICROS_PER_SECOND)
+    days, micros = divmod(abs(micros), 86_400 * _MICROS_PER_SECOND)
     hours, micros = divmod(micros, 3_600 * _MICROS_PER_SECOND)
     minutes, micros = divmod(micros, 60 * _MICROS_PER_SECOND)
     seconds, micros = divmod(micros, _MICROS_PER_SECOND)
@@ -79,10 +78,14 @@ def iso_duration(delta: dt.timedelta) -> str:
 
 def mysql_time(delta: dt.timedelta) -> str:
     """A MySQL TIME value (which the driver hands over as a timedelta) in MySQL's own form."""
-    micros = (delta.days * 86_400 + delta.seconds) * _MICROS_PER_SECOND + delta.microseconds
+    micros = _micros(delta)
     sign = "-" if micros < 0 else ""
     seconds, micros = divmod(abs(micros), _MICROS_PER_SECOND)
     hours, seconds = divmod(seconds, 3_600)
     minutes, seconds = divmod(seconds, 60)
     text = f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
     return f"{text}.{micros:06d}" if micros else text
+
+
+def _micros(delta: dt.timedelta) -> int:
+    return (delta.days * 86_400 + delta.seconds) * _MICROS_PER_SECOND + delta.microseconds

@@ -118,7 +118,12 @@ class EngineCache:
         return len(self._entries)
 
     def _take_idle(self, now: float) -> list[Engine]:
-        idle = [key for key, entry in self._entries.items() if now - entry.last_used > self._max_idle]
+        # An engine with a connection checked out is busy (a long query), not idle.
+        idle = [
+            key
+            for key, entry in self._entries.items()
+            if now - entry.last_used > self._max_idle and not _in_use(entry.engine)
+        ]
         return [self._entries.pop(key).engine for key in idle]
 
     def _take_least_recent(self) -> list[Engine]:
@@ -127,6 +132,11 @@ class EngineCache:
             oldest = min(self._entries, key=lambda key: self._entries[key].last_used)
             taken.append(self._entries.pop(oldest).engine)
         return taken
+
+
+def _in_use(engine: Engine) -> bool:
+    checked_out = getattr(engine.pool, "checkedout", None)
+    return bool(checked_out and checked_out())
 
 
 def open_engine(source: DatabaseSource) -> Engine:

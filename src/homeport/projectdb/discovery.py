@@ -225,7 +225,7 @@ def _from_laravel(places: _Places) -> _Found:
         database=env.get("DB_DATABASE") or "laravel",
         query={"unix_socket": socket} if socket and scheme == "mysql" else {},
     )
-    return normalize_url(url.render_as_string(hide_password=False), places.root, origin=origin), origin
+    return normalize_url(url, places.root, origin=origin), origin
 
 
 def _from_rails(places: _Places) -> _Found:
@@ -237,8 +237,7 @@ def _from_rails(places: _Places) -> _Found:
     except LookupError as exc:
         return f"{place}: {exc.args[0]}"
     origin = f"{RAILS_CONFIG} {label} (Rails)"
-    raw = found if isinstance(found, str) else found.render_as_string(hide_password=False)
-    return normalize_url(raw, places.root, origin=origin), origin
+    return normalize_url(found, places.root, origin=origin), origin
 
 
 def _from_django(places: _Places) -> _Found:

@@ -112,6 +112,9 @@ def run_query(
     except DRIVER_ERRORS as exc:
         discard = _rollback_failed(connection)
         raise database_error(exc, source, "the query failed") from exc
+    except BaseException:
+        discard = True  # in an unknown state: never hand it to the next call
+        raise
     finally:
         if discard:
             connection.invalidate()

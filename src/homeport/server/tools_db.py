@@ -43,7 +43,8 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
                          with_root=True)
 
     @mcp.tool(annotations=QUERY, description=(
-        "Run ONE SQL statement and get {columns, rows, row_count, truncated, elapsed_ms}. Read-only unless the "
+        "Run ONE SQL statement and get {columns, rows, row_count, truncated, elapsed_ms, affected_rows, read_only}. "
+        "Read-only unless the "
         "workspace's .homeport/config.toml allows writes; statement timeout and row limit apply. Use params "
         "for values instead of pasting them into the SQL."))
     async def run_query(ctx: Context, roots: Roots, query: str,
