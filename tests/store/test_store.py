@@ -272,3 +272,16 @@ def test_a_damaged_store_file_is_reported_as_a_store_error_with_advice(tmp_path)
     store_path_for(tmp_path).write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="move the damaged"):
         Store.open(tmp_path, create=True)
+
+
+def test_results_have_plain_str_keys_so_serializing_them_stays_cheap(store):
+    decisions.log_decision(store, "d", tags=["t"])
+    progress.log_progress(store, "TODO", "p")
+    custom_data.log_custom_data(store, "c", "k", 1)
+    rows = [*decisions.get_decisions(store), *progress.get_progress(store), *custom_data.get_custom_data(store)]
+    assert rows and all(type(k) is str for row in rows for k in row)
+
+
+def test_a_tag_holding_the_list_separator_is_refused_by_name(store):
+    with pytest.raises(InvalidItemError, match="U\\+001F"):
+        decisions.log_decision(store, "d", tags=["a\x1fb"])

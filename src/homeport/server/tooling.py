@@ -24,6 +24,7 @@ __all__ = [
     "WRITE_IDEMPOTENT",
     "WorkspaceArg",
     "roots_param",
+    "run_blocking",
     "run_in_workspace",
     "tool_error",
     "workspace_runner",
@@ -69,9 +70,21 @@ async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None
         return resolved, (work(store, resolved.root) if with_root else work(store))
 
     try:
-        return await anyio.to_thread.run_sync(resolve_and_work)
+        return await run_blocking(runtime, resolve_and_work)
     except HomeportError as exc:
         raise tool_error(exc) from exc
+
+
+async def run_blocking(runtime: Runtime, fn: Callable[[], T]) -> T:
+    """Run file-system and database work for a tool.
+
+    Over HTTP on a worker thread, so a slow call never stalls other clients. Over stdio inline: the
+    process has one client and its event loop nothing else to do, and the thread hop would cost more
+    than most reads.
+    """
+    if runtime.settings.transport == "http":
+        return await anyio.to_thread.run_sync(fn)
+    return fn()
 
 
 def workspace_runner(runtime: Runtime) -> Callable[..., Any]:

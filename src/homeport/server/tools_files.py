@@ -4,7 +4,6 @@
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -12,7 +11,7 @@ from pydantic import Field
 from homeport.errors import HomeportError
 from homeport.server.request import agent_of
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import DELETE, READ, WRITE_IDEMPOTENT, tool_error
+from homeport.server.tooling import DELETE, READ, WRITE_IDEMPOTENT, run_blocking, tool_error
 
 __all__ = ["register_file_tools"]
 
@@ -28,7 +27,7 @@ def register_file_tools(mcp: MCPServer, runtime: Runtime) -> None:
     async def call(ctx: Context, work: Callable[[str | None], Any]) -> Any:
         agent = agent_of(ctx, runtime.settings.agent)
         try:
-            return await anyio.to_thread.run_sync(lambda: work(agent))
+            return await run_blocking(runtime, lambda: work(agent))
         except HomeportError as exc:
             raise tool_error(exc) from exc
 

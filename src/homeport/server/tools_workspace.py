@@ -4,7 +4,6 @@
 
 from typing import Annotated, Any
 
-import anyio.to_thread
 from mcp import types
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, ListRoots, Resolve
@@ -19,7 +18,7 @@ from homeport.server.request import (
     set_session_workspace,
 )
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import READ, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, tool_error
+from homeport.server.tooling import READ, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, run_blocking, tool_error
 from homeport.store import store_path_for
 from homeport.workspace import CallInputs
 
@@ -40,7 +39,7 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
             description="The project's absolute path or file:// URI.")]) -> dict[str, Any]:
         inputs = call_inputs(ctx, workspace, roots)
         try:
-            resolved = await anyio.to_thread.run_sync(lambda: runtime.resolver.resolve(inputs).workspace)
+            resolved = await run_blocking(runtime, lambda: runtime.resolver.resolve(inputs).workspace)
         except HomeportError as exc:
             raise tool_error(exc) from exc
         handle = runtime.handles.mint(principal_of(ctx), resolved.root)
@@ -66,7 +65,7 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
         }
         try:
-            resolved = await anyio.to_thread.run_sync(lambda: runtime.resolver.resolve(inputs).workspace)
+            resolved = await run_blocking(runtime, lambda: runtime.resolver.resolve(inputs).workspace)
         except HomeportError as exc:
             return {**report, "workspace": None, "error": f"{exc.message} [{exc.code}]"}
         store = store_path_for(resolved.root)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from homeport.errors import InvalidItemError
 
-__all__ = ["dump_json", "load_json", "normalize_tags", "now", "utc_stamp"]
+__all__ = ["dump_json", "load_json", "normalize_tags", "now", "row_dict", "utc_stamp"]
 
 
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -54,6 +55,8 @@ def normalize_tags(tags: Iterable[str] | None) -> list[str]:
         tag = raw.strip()
         if not tag:
             continue
+        if "\x1f" in tag:  # the separator of aggregated tag lists (homeport.store.tags)
+            raise InvalidItemError(f"tag {tag[:40]!r} contains the control character U+001F; remove it")
         if len(tag) > 200:
             raise InvalidItemError(f"tag {tag[:40]!r}... is longer than 200 characters")
         key = tag.casefold()
@@ -61,3 +64,17 @@ def normalize_tags(tags: Iterable[str] | None) -> list[str]:
             seen.add(key)
             out.append(tag)
     return out
+
+
+def row_dict(row: Any) -> dict[str, Any]:
+    """A result row as a dict with plain `str` keys.
+
+    SQLAlchemy names columns with `quoted_name`, a `str` subclass; pydantic serializes such keys
+    through SQLAlchemy's `__getattr__`, hundreds of calls per tool result (half the time of a read).
+    """
+    return dict(zip(_plain(tuple(row._fields)), row, strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _plain(fields: Sequence[str]) -> tuple[str, ...]:
+    return tuple(str.__str__(f) for f in fields)

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from homeport.errors import InvalidItemError
-from homeport.store._common import load_json, utc_stamp
+from homeport.store._common import load_json, row_dict, utc_stamp
 from homeport.store.database import Store
 from homeport.store.schema import context_history, custom_data, decisions, progress, system_patterns
 from homeport.store.tags import tags_of
@@ -40,7 +40,7 @@ def recent_activity(store: Store | None, *, hours_ago: float | None = None, sinc
                                       ("custom_data", custom_data, None)):
             recent = table.c.updated_at >= cutoff
             rows = conn.execute(select(table).where(recent).order_by(table.c.updated_at.desc()).limit(limit)).all()
-            items = [r._asdict() for r in rows]
+            items = [row_dict(r) for r in rows]
             if item_type in ("decision", "system_pattern"):
                 tags = tags_of(conn, item_type, [r.id for r in rows])
                 items = [{**i, "tags": tags.get(i["id"], [])} for i in items]

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
-from homeport.store._common import dump_json, load_json, now
+from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.database import Store
 from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
@@ -71,7 +71,7 @@ def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
                                     "list them with get_custom_data")
         links_removed = forget_item(conn, ITEM_TYPE, row.id)
         conn.execute(delete(custom_data).where(custom_data.c.id == row.id))
-    return {"deleted": {"type": ITEM_TYPE, **row._asdict(), "value": load_json(row.value)},
+    return {"deleted": {"type": ITEM_TYPE, **row_dict(row), "value": load_json(row.value)},
             "links_removed": links_removed}
 
 
@@ -85,4 +85,4 @@ def get_custom_data(store: Store | None, *, category: str | None = None, key: st
     if key is not None:
         stmt = stmt.where(custom_data.c.key == key.strip())
     with store.read() as conn:
-        return [{**r._asdict(), "value": load_json(r.value)} for r in conn.execute(stmt)]
+        return [{**row_dict(r), "value": load_json(r.value)} for r in conn.execute(stmt)]

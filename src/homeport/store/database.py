@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from filelock import FileLock
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import QueuePool
+from sqlalchemy.pool import NullPool
 
 from homeport.errors import InvalidItemError, StoreError
 
@@ -47,7 +48,12 @@ class Store:
     def __init__(self, root: Path, *, pool_size: int = 2) -> None:
         self.root = root
         self.path = store_path_for(root)
-        self.engine: Engine = _sqlite_engine(self.path, pool_size=pool_size)
+        self.engine: Engine = _sqlite_engine(self.path)
+        # Idle connections, reused LIFO. Checking a long-lived Connection in and out costs a fraction of
+        # SQLAlchemy's pool checkout with its reset-on-return; at most `pool_size` wait here (bounded files).
+        self._idle: deque[Connection] = deque()
+        self._max_idle = pool_size
+        self._closed = False
 
     @classmethod
     def open(cls, root: Path, *, create: bool, pool_size: int = 2) -> Store | None:
@@ -77,26 +83,50 @@ class Store:
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
         """A connection for reads (one consistent snapshot for the block)."""
-        try:
-            with self.engine.connect() as conn:
-                yield conn
-        except SQLAlchemyError as exc:
-            raise StoreError(f"reading the store {self.path} failed: {_cause(exc)}") from exc
+        with self._transaction("BEGIN", "reading") as conn:
+            yield conn
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
         """A connection inside a write transaction, committed at the end of the block, rolled back on error."""
+        with self._transaction("BEGIN IMMEDIATE", "writing") as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str, doing: str) -> Iterator[Connection]:
         try:
-            with self.engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn:
-                with conn.begin():
-                    yield conn
+            conn = self._idle.pop()
+        except IndexError:
+            conn = None
+        try:
+            if conn is None:
+                conn = self.engine.connect()
+            conn.execution_options(homeport_begin=begin)
+            with conn.begin():
+                yield conn
         except SQLAlchemyError as exc:
-            raise StoreError(f"writing the store {self.path} failed: {_cause(exc)}") from exc
+            raise StoreError(f"{doing} the store {self.path} failed: {_cause(exc)}") from exc
         except UnicodeEncodeError as exc:  # unpaired surrogates, e.g. "\udcff", cannot be stored as UTF-8
             raise InvalidItemError(f"text contains characters that are not valid Unicode ({exc.reason}); "
                                    "send UTF-8 text") from exc
+        finally:
+            if conn is not None:
+                self._check_in(conn)
+
+    def _check_in(self, conn: Connection) -> None:
+        if self._closed or conn.invalidated or len(self._idle) >= self._max_idle:
+            conn.close()
+        else:
+            self._idle.append(conn)
 
     def close(self) -> None:
+        """Close idle connections now; connections in use on other threads close when they come back."""
+        self._closed = True
+        while self._idle:
+            try:
+                self._idle.pop().close()
+            except IndexError:
+                break
         self.engine.dispose()
 
     def _create_or_migrate(self, fresh: bool) -> None:
@@ -137,9 +167,9 @@ def _is_empty(engine: Engine) -> bool:
 
 def _current_revision(conn: Connection) -> str | None:
     try:
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        with conn.begin_nested():  # a new database has no alembic_version table yet
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except SQLAlchemyError:
-        conn.rollback()
         return None
 
 
@@ -155,13 +185,11 @@ def _prepare_directory(directory: Path) -> None:
         ) from exc
 
 
-def _sqlite_engine(path: Path, *, pool_size: int) -> Engine:
+def _sqlite_engine(path: Path) -> Engine:
+    # NullPool: Store keeps its own small stack of idle connections (see Store.__init__).
     engine = create_engine(
         f"sqlite+pysqlite:///{path}",
-        poolclass=QueuePool,
-        pool_size=pool_size,
-        max_overflow=8,
-        pool_timeout=BUSY_TIMEOUT_MS / 1000,
+        poolclass=NullPool,
         connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
     )
 

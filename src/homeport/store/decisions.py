@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, bindparam, delete, insert, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
-from homeport.store._common import now
+from homeport.store._common import now, row_dict
 from homeport.store.database import Store
 from homeport.store.items import forget_item
 from homeport.store.schema import decisions
-from homeport.store.tags import filter_by_tags, set_tags, tags_of
+from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column
 
 __all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision"]
 
@@ -65,7 +65,7 @@ def delete_decision(store: Store, decision_id: int) -> dict[str, Any]:
             raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
         links_removed = forget_item(conn, ITEM_TYPE, decision_id)
         conn.execute(delete(decisions).where(decisions.c.id == decision_id))
-    return {"deleted": {"type": ITEM_TYPE, **row._asdict()}, "links_removed": links_removed}
+    return {"deleted": {"type": ITEM_TYPE, **row_dict(row)}, "links_removed": links_removed}
 
 
 def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[str] | None = None,
@@ -73,9 +73,19 @@ def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[st
     """Decisions, newest first."""
     if store is None:
         return []
-    stmt = select(decisions).order_by(decisions.c.id.desc()).limit(max(1, min(limit, 1000)))
-    stmt = filter_by_tags(stmt, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
+    stmt = _LIST
+    if tags_any or tags_all:
+        stmt = filter_by_tags(stmt, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
     with store.read() as conn:
-        rows = conn.execute(stmt).all()
-        tags = tags_of(conn, ITEM_TYPE, [r.id for r in rows])
-    return [{**r._asdict(), "tags": tags.get(r.id, [])} for r in rows]
+        rows = conn.execute(stmt, {"limit": max(1, min(limit, 1000))}).all()
+    return [_with_tags(row_dict(r)) for r in rows]
+
+
+# Built once: the common call (newest decisions, no filter) only binds the limit.
+_LIST = (select(decisions, tag_list_column(ITEM_TYPE, decisions.c.id))
+         .order_by(decisions.c.id.desc()).limit(bindparam("limit")))
+
+
+def _with_tags(row: dict[str, Any]) -> dict[str, Any]:
+    row["tags"] = split_tags(row.pop("tag_list"))
+    return row

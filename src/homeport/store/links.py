@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store._common import now
+from homeport.store._common import now, row_dict
 from homeport.store.database import Store
 from homeport.store.items import require_item
 from homeport.store.schema import links
@@ -42,7 +42,7 @@ def insert_link(conn: Connection, source_type: str, source_id: int, target_type:
             "target_id": target_id, "relationship": relationship}
     existing = conn.execute(select(links).filter_by(**edge)).first()
     if existing is not None:
-        return {**existing._asdict(), "created": False}
+        return {**row_dict(existing), "created": False}
     values = {**edge, "description": description, "created_at": created_at or now()}
     link_id = conn.execute(insert(links).values(**values)).inserted_primary_key[0]
     return {"id": link_id, **values, "created": True}

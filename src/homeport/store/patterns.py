@@ -9,11 +9,11 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
-from homeport.store._common import now
+from homeport.store._common import now, row_dict
 from homeport.store.database import Store
 from homeport.store.items import forget_item
 from homeport.store.schema import system_patterns
-from homeport.store.tags import filter_by_tags, set_tags, tags_of
+from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
 
 __all__ = ["delete_system_pattern", "get_system_patterns", "log_system_pattern", "upsert_system_pattern"]
 
@@ -64,12 +64,12 @@ def get_system_patterns(store: Store | None, *, tags_any: Sequence[str] | None =
     """Patterns ordered by name."""
     if store is None:
         return []
-    stmt = select(system_patterns).order_by(system_patterns.c.name_key).limit(max(1, min(limit, 1000)))
+    stmt = (select(system_patterns, tag_list_column(ITEM_TYPE, system_patterns.c.id))
+            .order_by(system_patterns.c.name_key).limit(max(1, min(limit, 1000))))
     stmt = filter_by_tags(stmt, system_patterns.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
     with store.read() as conn:
-        rows = conn.execute(stmt).all()
-        tags = tags_of(conn, ITEM_TYPE, [r.id for r in rows])
-    return [_public(r._asdict(), tags.get(r.id, [])) for r in rows]
+        rows = [row_dict(r) for r in conn.execute(stmt)]
+    return [_public(r, split_tags(r.pop("tag_list"))) for r in rows]
 
 
 def delete_system_pattern(store: Store, pattern_id: int) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def delete_system_pattern(store: Store, pattern_id: int) -> dict[str, Any]:
         tags = tags_of(conn, ITEM_TYPE, [pattern_id]).get(pattern_id, [])
         links_removed = forget_item(conn, ITEM_TYPE, pattern_id)
         conn.execute(delete(system_patterns).where(system_patterns.c.id == pattern_id))
-    return {"deleted": {"type": ITEM_TYPE, **_public(row._asdict(), tags)}, "links_removed": links_removed}
+    return {"deleted": {"type": ITEM_TYPE, **_public(row_dict(row), tags)}, "links_removed": links_removed}
 
 
 def _public(row: dict[str, Any], tags: list[str]) -> dict[str, Any]:

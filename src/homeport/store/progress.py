@@ -8,7 +8,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
-from homeport.store._common import now
+from homeport.store._common import now, row_dict
 from homeport.store.database import Store
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
@@ -75,7 +75,7 @@ def update_progress(store: Store, progress_id: int, *, status: str | None = None
         conn.execute(update(progress).where(progress.c.id == progress_id).values(**changes))
         row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
         _index(conn, progress_id, row.status, row.description, row.updated_at)
-    return row._asdict()
+    return row_dict(row)
 
 
 def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) ->
         links_removed = sum(forget_item(conn, ITEM_TYPE, i) for i in subtree)
         for item_id in reversed(subtree):  # children before parents: the foreign key holds throughout
             conn.execute(delete(progress).where(progress.c.id == item_id))
-    return {"deleted": [{"type": ITEM_TYPE, **r._asdict()} for r in rows], "links_removed": links_removed}
+    return {"deleted": [{"type": ITEM_TYPE, **row_dict(r)} for r in rows], "links_removed": links_removed}
 
 
 def get_progress(store: Store | None, *, status: str | None = None, parent_id: int | None = None,
@@ -111,7 +111,7 @@ def get_progress(store: Store | None, *, status: str | None = None, parent_id: i
     if parent_id is not None:
         stmt = stmt.where(progress.c.parent_id == parent_id)
     with store.read() as conn:
-        return [r._asdict() for r in conn.execute(stmt)]
+        return [row_dict(r) for r in conn.execute(stmt)]
 
 
 def get_progress_tree(store: Store | None, *, root_id: int | None = None, status: str | None = None) -> list[dict[str, Any]]:
@@ -129,7 +129,7 @@ def get_progress_tree(store: Store | None, *, root_id: int | None = None, status
     with store.read() as conn:
         if root_id is not None:
             _require(conn, root_id, "root_id")
-        rows = [r._asdict() for r in conn.execute(select(progress).order_by(progress.c.id))]
+        rows = [row_dict(r) for r in conn.execute(select(progress).order_by(progress.c.id))]
     nodes = {r["id"]: {**r, "children": []} for r in rows}
     tops = []
     for node in nodes.values():

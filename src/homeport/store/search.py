@@ -19,25 +19,36 @@ from homeport.errors import InvalidItemError
 from homeport.store._common import normalize_tags, utc_stamp
 from homeport.store.database import Store
 
-__all__ = ["SEARCHABLE_TYPES", "index_item", "plain_words", "search", "unindex_item"]
+__all__ = ["SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
 
 SEARCHABLE_TYPES = ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATORS = {"AND", "OR", "NOT", "NEAR"}
 
 
+# Each item has a fixed rowid in the index, so keeping the index current is a rowid lookup, not a scan of
+# the UNINDEXED type and id columns (which grew every write with the size of the workspace).
+_TYPE_CODES = {t: n for n, t in enumerate(SEARCHABLE_TYPES, start=1)}
+
+
+def index_rowid(item_type: str, item_id: int) -> int:
+    return (_TYPE_CODES[item_type] << 40) | item_id
+
+
 def index_item(conn: Connection, item_type: str, item_id: int, *, title: str, body: str, updated_at: str,
                tags: Sequence[str] = (), category: str | None = None) -> None:
-    unindex_item(conn, item_type, item_id)
+    rowid = index_rowid(item_type, item_id)
+    conn.execute(text("DELETE FROM search_index WHERE rowid = :r"), {"r": rowid})
     conn.execute(
-        text("INSERT INTO search_index (item_type, item_id, category, updated_at, title, body, tags) "
-             "VALUES (:t, :i, :c, :u, :ti, :b, :g)"),
-        {"t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body, "g": " ".join(tags)},
+        text("INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
+             "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"),
+        {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body,
+         "g": " ".join(tags)},
     )
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
-    conn.execute(text("DELETE FROM search_index WHERE item_type = :t AND item_id = :i"), {"t": item_type, "i": item_id})
+    conn.execute(text("DELETE FROM search_index WHERE rowid = :r"), {"r": index_rowid(item_type, item_id)})
 
 
 def plain_words(query: str) -> str:
@@ -69,9 +80,10 @@ def search(store: Store | None, query: str, *, types: Sequence[str] | None = Non
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
         try:
-            return _run(conn, query, filters)
+            with conn.begin_nested():  # a savepoint: a query FTS5 cannot parse leaves the read usable
+                return _run(conn, query, filters)
         except OperationalError:
-            conn.rollback()
+            pass
         fallback = plain_words(query)
         return _run(conn, fallback, filters) if fallback else []
 

@@ -4,13 +4,28 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import Connection, Select, delete, func, insert, select
+from sqlalchemy import Connection, Label, Select, delete, func, insert, select
 
 from homeport.store._common import normalize_tags
 from homeport.store.schema import item_tags
 
-__all__ = ["filter_by_tags", "set_tags", "tags_of"]
+__all__ = ["filter_by_tags", "set_tags", "split_tags", "tag_list_column", "tags_of"]
+
+_SEPARATOR = "\x1f"  # the ASCII unit separator never appears in a tag (normalize_tags refuses it)
+
+
+def tag_list_column(item_type: str, id_column: Any) -> Label[Any]:
+    """A column with each row's tags in one string, so a list query needs no second query for tags."""
+    return (select(func.aggregate_strings(item_tags.c.tag, _SEPARATOR))
+            .where(item_tags.c.item_type == item_type, item_tags.c.item_id == id_column)
+            .scalar_subquery().label("tag_list"))
+
+
+def split_tags(tag_list: str | None) -> list[str]:
+    """The tags of a `tag_list_column` value, in the order `tags_of` gives them."""
+    return sorted(tag_list.split(_SEPARATOR), key=str.casefold) if tag_list else []
 
 
 def set_tags(conn: Connection, item_type: str, item_id: int, tags: Iterable[str]) -> list[str]:

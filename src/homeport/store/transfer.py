@@ -28,7 +28,7 @@ from sqlalchemy import Connection, delete, select
 
 from homeport.errors import InvalidItemError
 from homeport.store import search as search_index
-from homeport.store._common import dump_json, load_json, now
+from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.contexts import write_context
 from homeport.store.custom_data import upsert_custom_data
 from homeport.store.database import SCHEMA_REVISION, Store
@@ -147,7 +147,7 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
         for section, table, item_type in (("decisions", decisions, "decision"), ("progress", progress, None),
                                           ("system_patterns", system_patterns, "system_pattern"),
                                           ("custom_data", custom_data, None), ("links", links, None)):
-            rows = [r._asdict() for r in conn.execute(select(table).order_by(table.c.id))]
+            rows = [row_dict(r) for r in conn.execute(select(table).order_by(table.c.id))]
             if item_type:
                 tags = tags_of(conn, item_type, [r["id"] for r in rows])
                 rows = [{**r, "tags": tags.get(r["id"], [])} for r in rows]

@@ -37,18 +37,32 @@ class DeniedDirectories:
     trees: tuple[Path, ...]
     cwd_only_trees: tuple[Path, ...]
 
+    def __post_init__(self) -> None:
+        # Checked on every ancestor of every call: plain strings, one C-level startswith each.
+        object.__setattr__(self, "_exact", frozenset(map(str, self.exact)))
+        object.__setattr__(self, "_trees", _prefixes(self.trees))
+        object.__setattr__(self, "_cwd_trees", _prefixes(self.cwd_only_trees))
+
     def reason(self, path: Path, *, as_cwd: bool = False) -> str | None:
-        """Why `path` may not be a workspace, or None if it may."""
-        if path in self.exact:
-            return "the filesystem root" if path == Path("/") else f"{path} is a system or home directory"
-        tree = within_any(path, self.trees)
-        if tree is not None:
-            return f"{path} is inside the system directory {tree}"
-        if as_cwd:
-            tree = within_any(path, self.cwd_only_trees)
-            if tree is not None:
-                return f"{path} is inside the package cache {tree}, where package runners start servers"
+        """Why `path` (canonical) may not be a workspace, or None if it may."""
+        text = str(path)
+        if text in self._exact:  # type: ignore[attr-defined]
+            return "the filesystem root" if text == "/" else f"{path} is a system or home directory"
+        if _inside(text, self._trees):  # type: ignore[attr-defined]
+            return f"{path} is inside the system directory {within_any(path, self.trees)}"
+        if as_cwd and _inside(text, self._cwd_trees):  # type: ignore[attr-defined]
+            return f"{path} is inside the package cache {within_any(path, self.cwd_only_trees)}, where package " \
+                   "runners start servers"
         return None
+
+
+def _prefixes(paths: tuple[Path, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    return frozenset(map(str, paths)), tuple(str(p).rstrip("/") + "/" for p in paths)
+
+
+def _inside(text: str, trees: tuple[frozenset[str], tuple[str, ...]]) -> bool:
+    roots, prefixes = trees
+    return text in roots or text.startswith(prefixes)
 
 
 def default_denied(home: Path) -> DeniedDirectories:

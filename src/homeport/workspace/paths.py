@@ -74,14 +74,23 @@ def canonical_directory(value: str | os.PathLike[str]) -> Path:
 
 
 def is_within(path: Path, root: Path) -> bool:
-    """True if `path` is `root` or below it, compared by components (both already canonical)."""
-    return path == root or root in path.parents
+    """True if `path` is `root` or below it, compared by components (both already canonical).
+
+    On canonical paths this is a string test with the separator appended, so `/work/app-evil`
+    is not inside `/work/app`; it costs a fraction of comparing `Path.parents`.
+    """
+    p, r = str(path), str(root)
+    return p == r or p.startswith(_dir_prefix(r))
 
 
 def within_any(path: Path, roots: Iterable[Path]) -> Path | None:
     """The deepest of `roots` that contains `path`, or None."""
     best: Path | None = None
     for root in roots:
-        if is_within(path, root) and (best is None or len(root.parts) > len(best.parts)):
+        if is_within(path, root) and (best is None or len(str(root)) > len(str(best))):
             best = root
     return best
+
+
+def _dir_prefix(root: str) -> str:
+    return root if root.endswith(os.sep) else root + os.sep

@@ -16,6 +16,8 @@ down_revision = "0001"
 branch_labels = None
 depends_on = None
 
+_TYPE_CODES = {t: n for n, t in enumerate(
+    ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"), start=1)}
 # Frozen here on purpose: a migration must not change when the code's DDL moves on.
 _FTS = (
     "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
@@ -66,8 +68,8 @@ def _rebuild_index() -> None:
     for item_type, item_id, tag in bind.execute(sa.text("SELECT item_type, item_id, tag FROM item_tags")):
         tags.setdefault((item_type, item_id), []).append(tag)
     insert = sa.text(
-        "INSERT INTO search_index (item_type, item_id, category, updated_at, title, body, tags) "
-        "VALUES (:t, :i, :c, :u, :ti, :b, :g)"
+        "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
+        "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"
     )
     rows = []
     for r in bind.execute(sa.text("SELECT id, summary, rationale, implementation_details, updated_at FROM decisions")):
@@ -85,6 +87,8 @@ def _rebuild_index() -> None:
     for r in bind.execute(sa.text("SELECT kind, content, updated_at FROM contexts")):
         rows.append({"t": f"{r.kind}_context", "i": 1, "c": None, "u": r.updated_at,
                      "ti": f"{r.kind} context", "b": r.content, "g": ""})
+    for row in rows:  # the fixed rowid of each item (homeport.store.search.index_rowid, frozen here)
+        row["r"] = (_TYPE_CODES[row["t"]] << 40) | row["i"]
     if rows:
         bind.execute(insert, rows)
 
