@@ -79,10 +79,14 @@ def get_custom_data(store: Store | None, *, category: str | None = None, key: st
     """Entries ordered by category and key, optionally narrowed to a category and key."""
     if store is None:
         return []
-    stmt = select(custom_data).order_by(custom_data.c.category, custom_data.c.key)
+    stmt = _LIST
     if category is not None:
         stmt = stmt.where(custom_data.c.category == category.strip())
     if key is not None:
         stmt = stmt.where(custom_data.c.key == key.strip())
     with store.read() as conn:
         return [{**row_dict(r), "value": load_json(r.value)} for r in conn.execute(stmt)]
+
+
+# Built once: the unfiltered list is the common call.
+_LIST = select(custom_data).order_by(custom_data.c.category, custom_data.c.key)

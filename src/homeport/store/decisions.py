@@ -46,7 +46,7 @@ def insert_decision(conn: Connection, summary: str, *, rationale: str | None = N
               "created_at": created, "updated_at": updated}
     if item_id is not None:
         values["id"] = item_id
-    item_id = conn.execute(insert(decisions).values(**values)).inserted_primary_key[0]
+    item_id = conn.execute(_INSERT, values).inserted_primary_key[0]
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(conn, ITEM_TYPE, item_id, title=summary, updated_at=updated, tags=clean,
                             body="\n".join(x for x in (rationale, implementation_details) if x))
@@ -81,7 +81,9 @@ def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[st
     return [_with_tags(row_dict(r)) for r in rows]
 
 
-# Built once: the common call (newest decisions, no filter) only binds the limit.
+# Built once: statements SQLAlchemy would otherwise rebuild and re-key on every call.
+_INSERT = insert(decisions)
+# The common list call (newest decisions, no filter) only binds the limit.
 _LIST = (select(decisions, tag_list_column(ITEM_TYPE, decisions.c.id))
          .order_by(decisions.c.id.desc()).limit(bindparam("limit")))
 

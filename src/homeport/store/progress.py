@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
@@ -105,13 +105,13 @@ def get_progress(store: Store | None, *, status: str | None = None, parent_id: i
     """Entries newest first, optionally by status and parent."""
     if store is None:
         return []
-    stmt = select(progress).order_by(progress.c.id.desc()).limit(max(1, min(limit, 1000)))
+    stmt = _LIST
     if status is not None:
         stmt = stmt.where(progress.c.status == status.strip())
     if parent_id is not None:
         stmt = stmt.where(progress.c.parent_id == parent_id)
     with store.read() as conn:
-        return [row_dict(r) for r in conn.execute(stmt)]
+        return [row_dict(r) for r in conn.execute(stmt, {"limit": max(1, min(limit, 1000))})]
 
 
 def get_progress_tree(store: Store | None, *, root_id: int | None = None, status: str | None = None) -> list[dict[str, Any]]:
@@ -139,6 +139,10 @@ def get_progress_tree(store: Store | None, *, root_id: int | None = None, status
     if status is not None:
         forest = [n for n in (_prune(node, status.strip()) for node in forest) if n is not None]
     return forest
+
+
+# Built once: the unfiltered list only binds its limit.
+_LIST = select(progress).order_by(progress.c.id.desc()).limit(bindparam("limit"))
 
 
 def _prune(node: dict[str, Any], status: str) -> dict[str, Any] | None:

@@ -38,17 +38,18 @@ def index_rowid(item_type: str, item_id: int) -> int:
 def index_item(conn: Connection, item_type: str, item_id: int, *, title: str, body: str, updated_at: str,
                tags: Sequence[str] = (), category: str | None = None) -> None:
     rowid = index_rowid(item_type, item_id)
-    conn.execute(text("DELETE FROM search_index WHERE rowid = :r"), {"r": rowid})
-    conn.execute(
-        text("INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
-             "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"),
-        {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body,
-         "g": " ".join(tags)},
-    )
+    conn.execute(_UNINDEX, {"r": rowid})
+    conn.execute(_INDEX, {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title,
+                          "b": body, "g": " ".join(tags)})
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
-    conn.execute(text("DELETE FROM search_index WHERE rowid = :r"), {"r": index_rowid(item_type, item_id)})
+    conn.execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
+
+
+_UNINDEX = text("DELETE FROM search_index WHERE rowid = :r")
+_INDEX = text("INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
+              "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)")
 
 
 def plain_words(query: str) -> str:

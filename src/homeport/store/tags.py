@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Label, Select, delete, func, insert, select
+from sqlalchemy import Connection, Label, Select, bindparam, delete, func, insert, select
 
 from homeport.store._common import normalize_tags
 from homeport.store.schema import item_tags
@@ -30,12 +30,17 @@ def split_tags(tag_list: str | None) -> list[str]:
 
 def set_tags(conn: Connection, item_type: str, item_id: int, tags: Iterable[str]) -> list[str]:
     clean = normalize_tags(tags)
-    conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
+    conn.execute(_DELETE_TAGS, {"type": item_type, "id": item_id})
     if clean:
-        conn.execute(insert(item_tags), [
+        conn.execute(_INSERT_TAG, [
             {"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean
         ])
     return clean
+
+
+# Built once: set_tags runs on every write of a tagged item.
+_DELETE_TAGS = delete(item_tags).where(item_tags.c.item_type == bindparam("type"), item_tags.c.item_id == bindparam("id"))
+_INSERT_TAG = insert(item_tags)
 
 
 def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, list[str]]:
