@@ -12,8 +12,12 @@ from homeport.cli import cli
 
 @pytest.fixture
 def runner(monkeypatch, tmp_path):
-    for var in ("HOMEPORT_WORKSPACE", "CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS",
-                "HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE"):
+    for var in (
+        "HOMEPORT_WORKSPACE",
+        "CLAUDE_PROJECT_DIR",
+        "WORKSPACE_FOLDER_PATHS",
+        "HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()

@@ -9,17 +9,40 @@ import homeport.workspace
 
 
 def test_workspace_exports():
-    assert sorted(homeport.workspace.__all__) == sorted([
-        "CLIENT_ENV_VARS", "EXPLICIT_SOURCES", "CallInputs", "DeniedDirectories", "HandleRegistry", "Resolution",
-        "ResolverSettings", "Seen", "Source", "Workspace", "WorkspaceGuard", "WorkspaceResolver",
-        "canonical_directory", "decode_candidate", "default_denied", "is_within", "within_any",
-    ])
+    assert sorted(homeport.workspace.__all__) == sorted(
+        [
+            "CLIENT_ENV_VARS",
+            "EXPLICIT_SOURCES",
+            "CallInputs",
+            "DeniedDirectories",
+            "HandleRegistry",
+            "Resolution",
+            "ResolverSettings",
+            "Seen",
+            "Source",
+            "Workspace",
+            "WorkspaceGuard",
+            "WorkspaceResolver",
+            "canonical_directory",
+            "decode_candidate",
+            "default_denied",
+            "is_within",
+            "within_any",
+        ]
+    )
 
 
 def test_store_and_server_exports():
     assert sorted(homeport.store.__all__) == ["SCHEMA_REVISION", "Store", "StoreCache", "store_path_for"]
-    assert sorted(homeport.server.__all__) == ["Runtime", "ServeSettings", "TOOL_GROUPS", "build_http_app",
-                                               "build_runtime", "build_server", "parse_tool_groups"]
+    assert sorted(homeport.server.__all__) == [
+        "Runtime",
+        "ServeSettings",
+        "TOOL_GROUPS",
+        "build_http_app",
+        "build_runtime",
+        "build_server",
+        "parse_tool_groups",
+    ]
 
 
 def test_every_error_derives_from_the_base_and_has_a_distinct_code():

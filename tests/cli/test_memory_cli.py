@@ -15,19 +15,34 @@ from homeport.cli import cli
 
 # MCP memory tool -> the command that reaches it from the shell.
 TOOL_COMMANDS = {
-    "log_decision": "decisions add", "get_decisions": "decisions list", "delete_decision": "decisions delete",
-    "log_progress": "progress add", "update_progress": "progress update", "get_progress": "progress list",
-    "delete_progress": "progress delete", "log_system_pattern": "patterns add",
-    "get_system_patterns": "patterns list", "delete_system_pattern": "patterns delete",
-    "log_custom_data": "data set", "get_custom_data": "data get", "delete_custom_data": "data delete",
-    "get_product_context": "context show", "get_active_context": "context show",
-    "update_product_context": "context set", "update_active_context": "context patch",
-    "link_items": "link", "get_linked_items": "links", "search": "search", "get_item_history": "history",
-    "get_recent_activity": "activity", "get_memory_schema": "schema", "batch_log_items": "batch",
-    "export": "export", "import": "import",
+    "log_decision": "decisions add",
+    "get_decisions": "decisions list",
+    "delete_decision": "decisions delete",
+    "log_progress": "progress add",
+    "update_progress": "progress update",
+    "get_progress": "progress list",
+    "delete_progress": "progress delete",
+    "log_system_pattern": "patterns add",
+    "get_system_patterns": "patterns list",
+    "delete_system_pattern": "patterns delete",
+    "log_custom_data": "data set",
+    "get_custom_data": "data get",
+    "delete_custom_data": "data delete",
+    "get_product_context": "context show",
+    "get_active_context": "context show",
+    "update_product_context": "context set",
+    "update_active_context": "context patch",
+    "link_items": "link",
+    "get_linked_items": "links",
+    "search": "search",
+    "get_item_history": "history",
+    "get_recent_activity": "activity",
+    "get_memory_schema": "schema",
+    "batch_log_items": "batch",
+    "export": "export",
+    "import": "import",
 }
-LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list",
-                        "glossary delete"})
+LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete"})
 
 
 @pytest.fixture
@@ -71,6 +86,7 @@ def fails(runner: CliRunner, *args: str) -> str:
 
 # -- every tool, and the shared flags ----------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_every_memory_tool_has_a_command(server_factory):
     async with Client(server_factory(tool_groups=("memory",))) as c:
@@ -89,8 +105,23 @@ def test_every_command_has_help_with_an_example_and_the_shared_flags(runner, com
 
 def test_top_level_help_lists_the_memory_commands(runner):
     out = run(runner, "--help").output
-    for group in ("decisions", "progress", "patterns", "data", "glossary", "context", "link", "links", "search",
-                  "history", "activity", "export", "import", "batch", "schema"):
+    for group in (
+        "decisions",
+        "progress",
+        "patterns",
+        "data",
+        "glossary",
+        "context",
+        "link",
+        "links",
+        "search",
+        "history",
+        "activity",
+        "export",
+        "import",
+        "batch",
+        "schema",
+    ):
         assert f"\n  {group} " in out
 
 
@@ -101,8 +132,9 @@ def test_people_see_the_workspace_and_source_first(runner, project):
     assert any("Use SQLite WAL" in line and "db" in line for line in lines[1:])
 
 
-def test_workspace_comes_from_the_flag_the_env_variable_or_the_claude_project_dir(runner, project, monkeypatch,
-                                                                                    tmp_path):
+def test_workspace_comes_from_the_flag_the_env_variable_or_the_claude_project_dir(
+    runner, project, monkeypatch, tmp_path
+):
     (project / "api").mkdir()
     monkeypatch.chdir(project / "api")
     assert call(runner, "decisions", "list")["workspace"] == {"root": str(project), "source": "cwd"}
@@ -124,9 +156,24 @@ def test_require_explicit_workspace_refuses_writes_from_the_cwd_but_not_reads(ru
 
 # -- items with ids: add -> list -> delete -----------------------------------------------------
 
+
 def test_decisions_round_trip(runner, project):
-    added = call(runner, "decisions", "add", "Use SQLite WAL", "--rationale", "readers never block",
-                 "--details", "PRAGMA journal_mode=WAL", "--tag", "db", "--tag", " DB ", "--tag", "perf")
+    added = call(
+        runner,
+        "decisions",
+        "add",
+        "Use SQLite WAL",
+        "--rationale",
+        "readers never block",
+        "--details",
+        "PRAGMA journal_mode=WAL",
+        "--tag",
+        "db",
+        "--tag",
+        " DB ",
+        "--tag",
+        "perf",
+    )
     assert added["summary"] == "Use SQLite WAL" and added["tags"] == ["db", "perf"]
     assert added["implementation_details"] == "PRAGMA journal_mode=WAL"
     assert added["workspace"] == {"root": str(project), "source": "cwd"}
@@ -211,7 +258,11 @@ def test_glossary_round_trip(runner, project):
 
 def test_context_set_patch_show_and_history(runner, project):
     assert call(runner, "context", "show", "active") == {
-        "content": {}, "version": 0, "updated_at": None, "workspace": {"root": str(project), "source": "cwd"}}
+        "content": {},
+        "version": 0,
+        "updated_at": None,
+        "workspace": {"root": str(project), "source": "cwd"},
+    }
     assert call(runner, "context", "set", "active", '{"focus": "search", "open": ["ranking"]}')["version"] == 1
     patched = call(runner, "context", "patch", "active", '{"open": "__DELETE__", "next": "export"}')
     assert patched["content"] == {"focus": "search", "next": "export"} and patched["version"] == 2
@@ -288,16 +339,24 @@ def test_batch_writes_all_items_from_a_file_or_stdin(runner, project, tmp_path):
 
 def test_schema_describes_the_item_types(runner):
     schema = call(runner, "schema")
-    assert set(schema["item_types"]) == {"decision", "progress", "system_pattern", "custom_data",
-                                         "product_context", "active_context"}
+    assert set(schema["item_types"]) == {
+        "decision",
+        "progress",
+        "system_pattern",
+        "custom_data",
+        "product_context",
+        "active_context",
+    }
     assert "log_decision" in run(runner, "schema").stdout
 
 
 # -- export and import -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["json", "markdown"])
-def test_export_then_import_into_another_workspace_reproduces_the_decisions(runner, project, tmp_path,
-                                                                            monkeypatch, fmt):
+def test_export_then_import_into_another_workspace_reproduces_the_decisions(
+    runner, project, tmp_path, monkeypatch, fmt
+):
     call(runner, "decisions", "add", "Use SQLite WAL", "--rationale", "readers never block", "--tag", "db")
     call(runner, "decisions", "add", "Ship weekly", "--details", "every Friday")
     call(runner, "context", "set", "product", '{"goal": "memory"}')
@@ -338,16 +397,20 @@ def test_import_replace_asks_first_and_aborts_without_an_answer(runner, project)
 
 # -- errors and reads ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("args", "named"), [
-    (("decisions", "delete", "99"), "decision 99"),
-    (("progress", "update", "42", "--status", "DONE"), "42"),
-    (("progress", "delete", "42"), "42"),
-    (("progress", "tree", "42"), "42"),
-    (("patterns", "delete", "7"), "7"),
-    (("data", "delete", "limits", "missing-key"), "'missing-key'"),
-    (("link", "decision", "5", "implements", "progress", "6"), "5"),
-    (("history", "product_context", "--version", "3"), "version 3"),
-])
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("decisions", "delete", "99"), "decision 99"),
+        (("progress", "update", "42", "--status", "DONE"), "42"),
+        (("progress", "delete", "42"), "42"),
+        (("progress", "tree", "42"), "42"),
+        (("patterns", "delete", "7"), "7"),
+        (("data", "delete", "limits", "missing-key"), "'missing-key'"),
+        (("link", "decision", "5", "implements", "progress", "6"), "5"),
+        (("history", "product_context", "--version", "3"), "version 3"),
+    ],
+)
 def test_unknown_ids_fail_in_one_line_naming_the_value(runner, project, args, named):
     call(runner, "decisions", "add", "make a store")
     line = fails(runner, *args)
@@ -363,9 +426,17 @@ def test_no_workspace_from_the_filesystem_root_fails_in_one_line(runner, monkeyp
 
 def test_reads_from_a_fresh_project_do_not_create_a_store(runner, project):
     reads = [
-        ("decisions", "list"), ("progress", "list"), ("progress", "tree"), ("patterns", "list"), ("data", "get"),
-        ("glossary", "list"), ("context", "show", "product"), ("context", "show", "active"), ("search", "wal"),
-        ("history", "active_context"), ("activity",),
+        ("decisions", "list"),
+        ("progress", "list"),
+        ("progress", "tree"),
+        ("patterns", "list"),
+        ("data", "get"),
+        ("glossary", "list"),
+        ("context", "show", "product"),
+        ("context", "show", "active"),
+        ("search", "wal"),
+        ("history", "active_context"),
+        ("activity",),
     ]
     for args in reads:
         run(runner, *args)

@@ -86,11 +86,18 @@ def where(result: Any) -> tuple[str, str]:
 # stdio
 
 
-def stdio_client(*, cwd: Path | str, mode: str, args: tuple[str, ...] = (), env: Mapping[str, str] | None = None,
-                 list_roots_callback: Any = None) -> Client:
+def stdio_client(
+    *,
+    cwd: Path | str,
+    mode: str,
+    args: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    list_roots_callback: Any = None,
+) -> Client:
     """A Client over a real `homeport serve` stdio subprocess."""
-    params = StdioServerParameters(command=sys.executable, args=serve_args(*args), cwd=str(cwd),
-                                   env=dict(env) if env is not None else clean_env())
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(*args), cwd=str(cwd), env=dict(env) if env is not None else clean_env()
+    )
     return Client(params, mode=mode, list_roots_callback=list_roots_callback)  # type: ignore[arg-type]
 
 
@@ -145,8 +152,7 @@ def _wait_healthy(server: HttpServer) -> None:
             except subprocess.TimeoutExpired:
                 continue
             raise RuntimeError(f"homeport serve --http exited with {code}:\n{server.log_text()}")
-    raise RuntimeError(f"homeport serve --http not healthy after {HEALTH_DEADLINE_S}s ({last!r}):\n"
-                       f"{server.log_text()}")
+    raise RuntimeError(f"homeport serve --http not healthy after {HEALTH_DEADLINE_S}s ({last!r}):\n{server.log_text()}")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -161,16 +167,22 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_http_server(*, allow_root: Path, cwd: Path, log: Path,
-                        env: Mapping[str, str] | None = None) -> Iterator[HttpServer]:
+def running_http_server(
+    *, allow_root: Path, cwd: Path, log: Path, env: Mapping[str, str] | None = None
+) -> Iterator[HttpServer]:
     """`homeport serve --http --allow-root ALLOW` on a free loopback port, healthy, stopped afterwards."""
     port = free_port()
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, *serve_args("--http", "--host", "127.0.0.1", "--port", str(port),
-                                         "--allow-root", str(allow_root))],
-            cwd=cwd, env=dict(env) if env is not None else clean_env(),
-            stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                *serve_args("--http", "--host", "127.0.0.1", "--port", str(port), "--allow-root", str(allow_root)),
+            ],
+            cwd=cwd,
+            env=dict(env) if env is not None else clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
         )
     server = HttpServer(process=process, port=port, allow_root=allow_root, cwd=cwd, log=log)
     try:

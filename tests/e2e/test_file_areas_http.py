@@ -40,9 +40,16 @@ def auth_server(tmp: Path) -> Iterator[tuple[HttpServer, dict[str, str]]]:
     log = tmp / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, *serve_args("--http", "--port", str(port), "--allow-root", str(tmp), "--auth",
-                                         "--data-dir", str(data))],
-            cwd=tmp, env=clean_env(), stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                *serve_args("--http", "--port", str(port), "--allow-root", str(tmp), "--auth", "--data-dir", str(data)),
+            ],
+            cwd=tmp,
+            env=clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     server = HttpServer(process=process, port=port, allow_root=tmp, cwd=tmp, log=log)
     try:
         _wait_healthy(server)
@@ -81,12 +88,21 @@ async def test_requests_without_a_valid_token_get_401(served):
 async def test_owner_writes_reads_and_deletes_own_areas(served, mode):
     async with as_agent(served, "ada", mode) as c:
         for scope in ("private", "shared"):
-            written = ok(await c.call_tool("write_file_by_id", {"folder_id": "ada", "scope": scope,
-                                                                "path": f"notes/{mode}.md", "content": f"{scope} hi"}))
-            assert written["area"] == {"org": "acme", "folder_id": "ada", "scope": scope,
-                                       "root": written["area"]["root"]}
-            read = ok(await c.call_tool("read_file_by_id", {"folder_id": "ada", "scope": scope,
-                                                           "path": f"notes/{mode}.md"}))
+            written = ok(
+                await c.call_tool(
+                    "write_file_by_id",
+                    {"folder_id": "ada", "scope": scope, "path": f"notes/{mode}.md", "content": f"{scope} hi"},
+                )
+            )
+            assert written["area"] == {
+                "org": "acme",
+                "folder_id": "ada",
+                "scope": scope,
+                "root": written["area"]["root"],
+            }
+            read = ok(
+                await c.call_tool("read_file_by_id", {"folder_id": "ada", "scope": scope, "path": f"notes/{mode}.md"})
+            )
             assert read["content"] == f"{scope} hi"
         ok(await c.call_tool("delete_file_by_id", {"folder_id": "ada", "scope": "private", "path": f"notes/{mode}.md"}))
 
@@ -95,48 +111,87 @@ async def test_agent_shared_folder_is_readable_by_teammates_and_leadership_only(
     ok(await call(served, "ada", "write_file_by_id", folder_id="ada", scope="shared", path="plan.md", content="p"))
     ok(await call(served, "ada", "write_file_by_id", folder_id="ada", scope="private", path="diary.md", content="d"))
     for reader in ("bob", "lee"):
-        assert ok(await call(served, reader, "read_file_by_id", folder_id="ada", scope="shared",
-                             path="plan.md"))["content"] == "p"
+        assert (
+            ok(await call(served, reader, "read_file_by_id", folder_id="ada", scope="shared", path="plan.md"))[
+                "content"
+            ]
+            == "p"
+        )
     text = error_text(await call(served, "carl", "read_file_by_id", folder_id="ada", scope="shared", path="plan.md"))
     assert "permission_denied" in text and "carl" in text
     for reader in ("bob", "lee", "carl"):
-        text = error_text(await call(served, reader, "read_file_by_id", folder_id="ada", scope="private",
-                                     path="diary.md"))
+        text = error_text(
+            await call(served, reader, "read_file_by_id", folder_id="ada", scope="private", path="diary.md")
+        )
         assert "private" in text and "permission_denied" in text
     for writer in ("bob", "lee"):
-        text = error_text(await call(served, writer, "write_file_by_id", folder_id="ada", scope="shared",
-                                     path="plan.md", content="overwritten"))
+        text = error_text(
+            await call(
+                served,
+                writer,
+                "write_file_by_id",
+                folder_id="ada",
+                scope="shared",
+                path="plan.md",
+                content="overwritten",
+            )
+        )
         assert "permission_denied" in text
-    assert ok(await call(served, "ada", "read_file_by_id", folder_id="ada", scope="shared",
-                         path="plan.md"))["content"] == "p"
+    assert (
+        ok(await call(served, "ada", "read_file_by_id", folder_id="ada", scope="shared", path="plan.md"))["content"]
+        == "p"
+    )
 
 
 async def test_team_folders_are_shared_by_members_and_shared_areas_readable_by_the_org(served):
-    ok(await call(served, "ada", "write_file_by_id", folder_id="platform", scope="private", path="secrets.md",
-                  content="s"))
-    ok(await call(served, "bob", "write_file_by_id", folder_id="platform", scope="shared", path="runbook.md",
-                  content="r"))
-    assert ok(await call(served, "ada", "read_file_by_id", folder_id="platform", scope="shared",
-                         path="runbook.md"))["content"] == "r"
+    ok(
+        await call(
+            served, "ada", "write_file_by_id", folder_id="platform", scope="private", path="secrets.md", content="s"
+        )
+    )
+    ok(
+        await call(
+            served, "bob", "write_file_by_id", folder_id="platform", scope="shared", path="runbook.md", content="r"
+        )
+    )
+    assert (
+        ok(await call(served, "ada", "read_file_by_id", folder_id="platform", scope="shared", path="runbook.md"))[
+            "content"
+        ]
+        == "r"
+    )
     ok(await call(served, "bob", "delete_file_by_id", folder_id="platform", scope="private", path="secrets.md"))
     for reader in ("carl", "lee"):
-        assert ok(await call(served, reader, "read_file_by_id", folder_id="platform", scope="shared",
-                             path="runbook.md"))["content"] == "r"
-        error_text(await call(served, reader, "write_file_by_id", folder_id="platform", scope="shared",
-                              path="runbook.md", content="x"))
-    ok(await call(served, "ada", "write_file_by_id", folder_id="platform", scope="private", path="again.md",
-                  content="s"))
+        assert (
+            ok(await call(served, reader, "read_file_by_id", folder_id="platform", scope="shared", path="runbook.md"))[
+                "content"
+            ]
+            == "r"
+        )
+        error_text(
+            await call(
+                served, reader, "write_file_by_id", folder_id="platform", scope="shared", path="runbook.md", content="x"
+            )
+        )
+    ok(
+        await call(
+            served, "ada", "write_file_by_id", folder_id="platform", scope="private", path="again.md", content="s"
+        )
+    )
     for outsider in ("carl", "lee"):
-        error_text(await call(served, outsider, "read_file_by_id", folder_id="platform", scope="private",
-                              path="again.md"))
+        error_text(
+            await call(served, outsider, "read_file_by_id", folder_id="platform", scope="private", path="again.md")
+        )
 
 
 async def test_nobody_creates_another_teams_or_agents_folders(served):
-    text = error_text(await call(served, "carl", "write_file_by_id", folder_id="platform", scope="shared",
-                                 path="x.md", content="x"))
+    text = error_text(
+        await call(served, "carl", "write_file_by_id", folder_id="platform", scope="shared", path="x.md", content="x")
+    )
     assert "permission_denied" in text
-    text = error_text(await call(served, "ada", "write_file_by_id", folder_id="carl", scope="private",
-                                 path="x.md", content="x"))
+    text = error_text(
+        await call(served, "ada", "write_file_by_id", folder_id="carl", scope="private", path="x.md", content="x")
+    )
     assert "permission_denied" in text
 
 
@@ -149,11 +204,15 @@ async def test_another_organization_sees_nothing(served):
 
 
 async def test_list_folders_shows_what_each_agent_may_read(served):
-    carl = {(f["folder_id"], f["scope"]) for f in ok(await call(served, "carl", "list_folders",
-                                                                 scope="org_shared"))["folders"]}
+    carl = {
+        (f["folder_id"], f["scope"])
+        for f in ok(await call(served, "carl", "list_folders", scope="org_shared"))["folders"]
+    }
     assert ("platform", "shared") in carl and ("ada", "shared") not in carl
-    lee = {(f["folder_id"], f["scope"]) for f in ok(await call(served, "lee", "list_folders",
-                                                                scope="org_shared"))["folders"]}
+    lee = {
+        (f["folder_id"], f["scope"])
+        for f in ok(await call(served, "lee", "list_folders", scope="org_shared"))["folders"]
+    }
     assert ("ada", "shared") in lee and ("platform", "shared") in lee
     mine = ok(await call(served, "bob", "list_folders", scope="team_private"))["folders"]
     assert [(f["folder_id"], f["scope"]) for f in mine] == [("platform", "private")]
@@ -161,8 +220,9 @@ async def test_list_folders_shows_what_each_agent_may_read(served):
 
 async def test_path_traversal_is_refused_over_the_wire(served):
     for path in ("../bob/private/x", "/etc/passwd", "a/../../x", "x\x00y"):
-        text = error_text(await call(served, "ada", "write_file_by_id", folder_id="ada", scope="private",
-                                     path=path, content="x"))
+        text = error_text(
+            await call(served, "ada", "write_file_by_id", folder_id="ada", scope="private", path=path, content="x")
+        )
         assert "file_area_error" in text or "Error" in text
 
 

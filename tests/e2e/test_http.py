@@ -73,7 +73,8 @@ async def test_a_file_uri_in_the_header_routes_like_the_path(server: HttpServer,
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_project_path_query_parameter_routes_the_call_with_source_query(
-        server: HttpServer, mode: str) -> None:
+    server: HttpServer, mode: str
+) -> None:
     project = new_project(server, "query")
     url = f"{server.mcp_url}?project_path={quote(str(project), safe='')}"
     async with http_client(url, mode=mode) as client:
@@ -90,8 +91,7 @@ async def test_the_argument_beats_the_header_and_the_header_beats_the_query(serv
     by_query = new_project(server, "query")
     url = f"{server.mcp_url}?project_path={quote(str(by_query), safe='')}"
     async with http_client(url, mode=mode, headers={"X-Workspace-Id": str(by_header)}) as client:
-        argued = await client.call_tool("log_decision", {"summary": "argument wins",
-                                                          "workspace": str(by_argument)})
+        argued = await client.call_tool("log_decision", {"summary": "argument wins", "workspace": str(by_argument)})
         headed = await client.call_tool("where_am_i", {})
     assert where(argued) == (str(by_argument), "argument")
     assert (ok(headed)["root"], ok(headed)["source"]) == (str(by_header), "header")
@@ -102,7 +102,8 @@ async def test_the_argument_beats_the_header_and_the_header_beats_the_query(serv
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_workspace_outside_the_allowed_root_is_refused_naming_the_allowed_roots(
-        server: HttpServer, mode: str, tmp_path: Path) -> None:
+    server: HttpServer, mode: str, tmp_path: Path
+) -> None:
     outside = make_project(tmp_path / "outside")
     async with http_client(server.mcp_url, mode=mode) as client:
         by_argument = error_text(await client.call_tool("log_decision", {"summary": "x", "workspace": str(outside)}))
@@ -117,7 +118,8 @@ async def test_a_workspace_outside_the_allowed_root_is_refused_naming_the_allowe
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_sibling_directory_sharing_the_allowed_roots_name_prefix_is_refused(
-        server: HttpServer, mode: str) -> None:
+    server: HttpServer, mode: str
+) -> None:
     evil = make_project(server.allow_root.parent / f"{server.allow_root.name}-evil")
     assert str(evil).startswith(str(server.allow_root))  # the string-prefix trap this test is about
     async with http_client(server.mcp_url, mode=mode) as client:
@@ -131,11 +133,18 @@ async def test_a_sibling_directory_sharing_the_allowed_roots_name_prefix_is_refu
 
 
 def _initialize_body() -> bytes:
-    return json.dumps({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "e2e-raw", "version": "0"}},
-    }).encode()
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "e2e-raw", "version": "0"},
+            },
+        }
+    ).encode()
 
 
 async def _raw_post(server: HttpServer, **headers: str) -> httpx2.Response:
@@ -179,11 +188,14 @@ async def test_ten_concurrent_clients_each_write_only_into_their_own_workspace(s
         headers = {"X-Workspace-Id": str(projects[i])}
         async with http_client(server.mcp_url, mode=modes[i], headers=headers) as client:
             for n in range(WRITES_PER_CLIENT):
-                result = await client.call_tool("log_decision", {
-                    "summary": f"{markers[i]} decision {n}",
-                    "rationale": f"written by client {i} ({modes[i]})",
-                    "tags": [markers[i]],
-                })
+                result = await client.call_tool(
+                    "log_decision",
+                    {
+                        "summary": f"{markers[i]} decision {n}",
+                        "rationale": f"written by client {i} ({modes[i]})",
+                        "tags": [markers[i]],
+                    },
+                )
                 written[i].append(ok(result))
 
     with anyio.fail_after(90):
@@ -220,20 +232,23 @@ async def test_ten_concurrent_clients_each_write_only_into_their_own_workspace(s
         assert all(d["summary"].startswith(markers[i] + " ") for d in found[i]), found[i]
         assert all(d["tags"] == [markers[i]] for d in found[i])
         assert sorted(d["summary"] for d in found[i]) == sorted(
-            f"{markers[i]} decision {n}" for n in range(WRITES_PER_CLIENT))
+            f"{markers[i]} decision {n}" for n in range(WRITES_PER_CLIENT)
+        )
     assert {k: v for k, v in leaks.items() if v} == {}
 
     for i in range(CLIENTS):
         with contextlib.closing(sqlite3.connect(store_file(projects[i]))) as db:
             total = db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
-            own_rows = db.execute("SELECT COUNT(*) FROM decisions WHERE summary LIKE ?",
-                                  (f"{markers[i]} %",)).fetchone()[0]
+            own_rows = db.execute(
+                "SELECT COUNT(*) FROM decisions WHERE summary LIKE ?", (f"{markers[i]} %",)
+            ).fetchone()[0]
         assert (total, own_rows) == (WRITES_PER_CLIENT, WRITES_PER_CLIENT), projects[i]
     assert not (server.cwd / ".homeport").exists()
 
 
 async def test_ten_first_writes_into_ten_fresh_workspaces_released_at_the_same_moment_all_succeed(
-        server: HttpServer) -> None:
+    server: HttpServer,
+) -> None:
     """Regression: each first write creates its store on its own worker thread; in 52bb8a8 the
     concurrent Alembic migrations ran inside each other (process-global proxies), failing the calls,
     leaving stores stamped without their tables, and at times killing the server with SIGSEGV."""
@@ -244,8 +259,9 @@ async def test_ten_first_writes_into_ten_fresh_workspaces_released_at_the_same_m
 
     async def first_writer(i: int) -> None:
         nonlocal connected
-        async with http_client(server.mcp_url, mode="legacy" if i % 2 else "auto",
-                               headers={"X-Workspace-Id": str(projects[i])}) as client:
+        async with http_client(
+            server.mcp_url, mode="legacy" if i % 2 else "auto", headers={"X-Workspace-Id": str(projects[i])}
+        ) as client:
             connected += 1
             if connected == CLIENTS:
                 all_connected.set()
@@ -267,7 +283,8 @@ async def test_ten_first_writes_into_ten_fresh_workspaces_released_at_the_same_m
 
 
 async def test_use_workspace_over_http_legacy_sets_the_session_default_and_nothing_else_does(
-        server: HttpServer) -> None:
+    server: HttpServer,
+) -> None:
     project = new_project(server, "session")
     async with http_client(server.mcp_url, mode="legacy") as client:
         used = ok(await client.call_tool("use_workspace", {"workspace": str(project)}))

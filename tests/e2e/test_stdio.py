@@ -30,7 +30,8 @@ def one_root(path: Path):
 
 
 async def test_a_write_from_a_project_directory_lands_there_with_source_cwd_and_creates_its_store(
-        tmp_path: Path, mode: str) -> None:
+    tmp_path: Path, mode: str
+) -> None:
     project = make_project(tmp_path / "shop")
     async with stdio_client(cwd=project, mode=mode) as client:
         written = await client.call_tool("log_decision", {"summary": "Use SQLite WAL", "tags": ["db"]})
@@ -42,7 +43,8 @@ async def test_a_write_from_a_project_directory_lands_there_with_source_cwd_and_
 
 
 async def test_a_server_started_in_a_subdirectory_writes_to_the_project_root_not_a_second_store(
-        tmp_path: Path, mode: str) -> None:
+    tmp_path: Path, mode: str
+) -> None:
     project = make_project(tmp_path / "shop")
     sub = project / "api" / "handlers"
     sub.mkdir(parents=True)
@@ -55,7 +57,8 @@ async def test_a_server_started_in_a_subdirectory_writes_to_the_project_root_not
 
 
 async def test_a_server_started_in_the_filesystem_root_with_no_source_refuses_and_names_the_ways_to_set_one(
-        mode: str) -> None:
+    mode: str,
+) -> None:
     existed_before = Path("/.homeport").exists()
     async with stdio_client(cwd="/", mode=mode) as client:
         write_error = error_text(await client.call_tool("log_decision", {"summary": "lost"}))
@@ -69,7 +72,8 @@ async def test_a_server_started_in_the_filesystem_root_with_no_source_refuses_an
 
 
 async def test_the_workspace_flag_gives_source_config_even_when_the_cwd_is_another_project(
-        tmp_path: Path, mode: str) -> None:
+    tmp_path: Path, mode: str
+) -> None:
     configured = make_project(tmp_path / "configured")
     elsewhere = make_project(tmp_path / "elsewhere")
     async with stdio_client(cwd=elsewhere, mode=mode, args=("--workspace", str(configured))) as client:
@@ -80,7 +84,8 @@ async def test_the_workspace_flag_gives_source_config_even_when_the_cwd_is_anoth
 
 
 async def test_claude_project_dir_gives_source_client_env_even_when_the_cwd_is_another_project(
-        tmp_path: Path, mode: str) -> None:
+    tmp_path: Path, mode: str
+) -> None:
     hinted = make_project(tmp_path / "hinted")
     elsewhere = make_project(tmp_path / "elsewhere")
     env = clean_env(CLAUDE_PROJECT_DIR=str(hinted))
@@ -92,7 +97,8 @@ async def test_claude_project_dir_gives_source_client_env_even_when_the_cwd_is_a
 
 
 async def test_a_client_with_one_root_and_a_server_in_the_filesystem_root_gives_source_roots(
-        tmp_path: Path, mode: str) -> None:
+    tmp_path: Path, mode: str
+) -> None:
     rooted = make_project(tmp_path / "rooted")
     async with stdio_client(cwd="/", mode=mode, list_roots_callback=one_root(rooted)) as client:
         written = await client.call_tool("log_decision", {"summary": "from the client's root"})
@@ -103,8 +109,7 @@ async def test_a_client_with_one_root_and_a_server_in_the_filesystem_root_gives_
     assert store_file(rooted).is_file()
 
 
-async def test_the_workspace_argument_beats_session_config_roots_client_env_and_cwd(
-        tmp_path: Path, mode: str) -> None:
+async def test_the_workspace_argument_beats_session_config_roots_client_env_and_cwd(tmp_path: Path, mode: str) -> None:
     # Every other source names its own project, all inside the client's single root, so the
     # argument is also allowed by the client-roots guard whatever the server fetched.
     client_root = tmp_path / "client-root"
@@ -115,8 +120,13 @@ async def test_the_workspace_argument_beats_session_config_roots_client_env_and_
     session = make_project(client_root / "session")
     others = (configured, hinted, cwd, session)
     env = clean_env(CLAUDE_PROJECT_DIR=str(hinted))
-    async with stdio_client(cwd=cwd, mode=mode, env=env, args=("--workspace", str(configured)),
-                            list_roots_callback=one_root(Path(client_root))) as client:
+    async with stdio_client(
+        cwd=cwd,
+        mode=mode,
+        env=env,
+        args=("--workspace", str(configured)),
+        list_roots_callback=one_root(Path(client_root)),
+    ) as client:
         ok(await client.call_tool("use_workspace", {"workspace": str(session)}))
         as_path = await client.call_tool("log_decision", {"summary": "by path", "workspace": str(chosen)})
         as_uri = await client.call_tool("log_decision", {"summary": "by uri", "workspace": chosen.as_uri()})

@@ -61,7 +61,8 @@ async def _read_line(process: Process) -> str:
 
 
 async def test_four_processes_writing_one_workspace_at_once_lose_nothing_and_never_see_database_is_locked(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     root = make_project(tmp_path / "shared")
     run = uuid.uuid4().hex[:6]
     markers = [f"proc{run}n{i}x" for i in range(PROCESSES)]
@@ -70,9 +71,16 @@ async def test_four_processes_writing_one_workspace_at_once_lose_nothing_and_nev
     try:
         for marker, log in zip(markers, logs, strict=True):
             with log.open("wb") as sink:
-                processes.append(await anyio.open_process(
-                    [sys.executable, "-c", WRITER, str(root), marker, str(DECISIONS_EACH)],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, cwd=tmp_path, env=clean_env()))
+                processes.append(
+                    await anyio.open_process(
+                        [sys.executable, "-c", WRITER, str(root), marker, str(DECISIONS_EACH)],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=sink,
+                        cwd=tmp_path,
+                        env=clean_env(),
+                    )
+                )
 
         with anyio.fail_after(60):  # every writer has opened (and, for the first, migrated) the store
             for i, process in enumerate(processes):
@@ -100,8 +108,10 @@ async def test_four_processes_writing_one_workspace_at_once_lose_nothing_and_nev
 
     with contextlib.closing(sqlite3.connect(store_file(root))) as db:
         total, distinct_ids = db.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM decisions").fetchone()
-        per_marker = {m: db.execute("SELECT COUNT(*) FROM decisions WHERE summary LIKE ?",
-                                    (f"{m} %",)).fetchone()[0] for m in markers}
+        per_marker = {
+            m: db.execute("SELECT COUNT(*) FROM decisions WHERE summary LIKE ?", (f"{m} %",)).fetchone()[0]
+            for m in markers
+        }
     assert (total, distinct_ids) == (PROCESSES * DECISIONS_EACH, PROCESSES * DECISIONS_EACH)
     assert per_marker == dict.fromkeys(markers, DECISIONS_EACH)
 
@@ -153,14 +163,23 @@ print(json.dumps(errors), flush=True)
 sys.exit(1 if errors else 0)
 """
 
+
 def test_one_process_creating_several_fresh_stores_from_several_threads_at_once_migrates_each_correctly(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """What a server does when the first writes of several new projects arrive together (StoreCache
     opens each store on its own worker thread). Regression: in 52bb8a8 concurrent Alembic migrations
     ran inside each other. Run in a child process, because that race could segfault."""
     roots = [make_project(tmp_path / f"fresh{i}") for i in range(THREADS)]
-    done = subprocess.run([sys.executable, "-c", THREADED_OPENER, *map(str, roots)], cwd=tmp_path,
-                          env=clean_env(), capture_output=True, text=True, timeout=90, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", THREADED_OPENER, *map(str, roots)],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
     assert done.returncode == 0, f"exit {done.returncode}: {done.stdout.strip()}\n{done.stderr[-3000:]}"
     for root in roots:
         with contextlib.closing(sqlite3.connect(store_file(root))) as db:

@@ -69,9 +69,7 @@ def test_rewriting_a_file_replaces_it_and_says_it_was_not_created(data_dir: Path
 
 def test_binary_content_is_read_back_as_base64(data_dir: Path) -> None:
     blob = bytes(range(256))
-    write_file(
-        data_dir, ORG, AGENT, "private", "blob.bin", base64.b64encode(blob).decode(), encoding="base64"
-    )
+    write_file(data_dir, ORG, AGENT, "private", "blob.bin", base64.b64encode(blob).decode(), encoding="base64")
     read = read_file(data_dir, ORG, AGENT, "private", "blob.bin")
     assert read["encoding"] == "base64"
     assert base64.b64decode(read["content"]) == blob
@@ -197,9 +195,7 @@ def test_unsafe_paths_are_refused_naming_the_path(data_dir: Path, path: str, mes
     ("org", "folder_id", "scope"),
     [("..", AGENT, "private"), (ORG, "a/b", "private"), (ORG, "", "shared"), (ORG, AGENT, "public")],
 )
-def test_ids_and_scopes_that_are_not_one_folder_name_are_refused(
-    org: str, folder_id: str, scope: str
-) -> None:
+def test_ids_and_scopes_that_are_not_one_folder_name_are_refused(org: str, folder_id: str, scope: str) -> None:
     with pytest.raises(FileAreaError):
         area_root("/data", org, folder_id, scope)
 
@@ -252,9 +248,7 @@ _PIECES = [
         st.sampled_from(["a/../../b", "/abs", "..", "link_out/secret.txt", "prefix_trick/x", "\udc80"]),
     )
 )
-def test_any_path_either_is_refused_or_stays_inside_the_area(
-    area_with_links: tuple[Path, Path], path: str
-) -> None:
+def test_any_path_either_is_refused_or_stays_inside_the_area(area_with_links: tuple[Path, Path], path: str) -> None:
     data_dir, root = area_with_links
     try:
         resolved = resolve_path(data_dir, ORG, AGENT, "private", path, allow_empty=True)
@@ -264,18 +258,14 @@ def test_any_path_either_is_refused_or_stays_inside_the_area(
 
 
 @pytest.mark.parametrize("path", ["link_out/secret.txt", "secret_link", "prefix_trick/x.txt"])
-def test_a_symlink_out_of_the_area_is_refused_for_reading(
-    area_with_links: tuple[Path, Path], path: str
-) -> None:
+def test_a_symlink_out_of_the_area_is_refused_for_reading(area_with_links: tuple[Path, Path], path: str) -> None:
     data_dir, _ = area_with_links
     with pytest.raises(FileAreaError, match=f"{re.escape(repr(path))}.*outside the folder"):
         read_file(data_dir, ORG, AGENT, "private", path)
 
 
 @pytest.mark.parametrize("path", ["link_out/new.txt", "secret_link", "prefix_trick/x.txt"])
-def test_a_symlink_out_of_the_area_is_refused_for_writing(
-    area_with_links: tuple[Path, Path], path: str
-) -> None:
+def test_a_symlink_out_of_the_area_is_refused_for_writing(area_with_links: tuple[Path, Path], path: str) -> None:
     data_dir, root = area_with_links
     with pytest.raises(FileAreaError, match="symlink"):
         write_file(data_dir, ORG, AGENT, "private", path, "pwned")

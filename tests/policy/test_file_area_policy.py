@@ -103,9 +103,7 @@ CREATORS = {("agent", "owner"), ("team", "member"), ("team", "leadership_in_team
 def _cases() -> list[tuple[str, str, Caller, Folder, str, str, bool]]:
     cases = []
     for kind, roles, folder in (("agent", AGENT_ROLES, ANN_FOLDER), ("team", TEAM_ROLES, PLATFORM_FOLDER)):
-        for (role, caller), scope, action, exists in itertools.product(
-            roles.items(), SCOPES, ACTIONS, (True, False)
-        ):
+        for (role, caller), scope, action, exists in itertools.product(roles.items(), SCOPES, ACTIONS, (True, False)):
             if exists:
                 allowed = action[0] in EXPECTED[(kind, role, scope)]
             else:

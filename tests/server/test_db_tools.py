@@ -32,8 +32,9 @@ async def test_tables_schema_type_and_query_of_the_workspace_database(server_fac
         assert [col["name"] for col in r.structured_content["columns"]] == ["id", "title"]
         r = await c.call_tool("get_database_type", {"workspace": ws})
         assert r.structured_content["database_type"] == "sqlite"
-        r = await c.call_tool("run_query", {"query": "SELECT title FROM books WHERE id = :id", "params": {"id": 2},
-                                            "workspace": ws})
+        r = await c.call_tool(
+            "run_query", {"query": "SELECT title FROM books WHERE id = :id", "params": {"id": 2}, "workspace": ws}
+        )
         assert r.structured_content["rows"] == [["Emma"]] and r.structured_content["columns"] == ["title"]
 
 

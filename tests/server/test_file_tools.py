@@ -21,15 +21,20 @@ def directory(tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_stdio_agent_writes_its_folder_and_the_result_names_the_location(server_factory, directory, tmp_path, mode):
+async def test_stdio_agent_writes_its_folder_and_the_result_names_the_location(
+    server_factory, directory, tmp_path, mode
+):
     server = server_factory(agent="ada", data_dir=tmp_path / "data", directory_file=directory)
     async with Client(server, mode=mode) as c:
-        r = await c.call_tool("write_file_by_id", {"folder_id": "ada", "scope": "private", "path": "a/b.md",
-                                                   "content": "hello"})
+        r = await c.call_tool(
+            "write_file_by_id", {"folder_id": "ada", "scope": "private", "path": "a/b.md", "content": "hello"}
+        )
         assert not r.is_error, r.content[0].text
         root = r.structured_content["area"]["root"]
         assert root == str(tmp_path / "data" / "organizations" / "acme" / "workspaces" / "ada" / "private")
-        assert (tmp_path / "data" / "organizations" / "acme" / "workspaces" / "ada" / "private" / "a" / "b.md").read_text() == "hello"
+        assert (
+            tmp_path / "data" / "organizations" / "acme" / "workspaces" / "ada" / "private" / "a" / "b.md"
+        ).read_text() == "hello"
         r = await c.call_tool("list_files", {"folder_id": "ada", "scope": "private", "recursive": True})
         assert [e["path"] for e in r.structured_content["entries"]] == ["a", "a/b.md"]
         info = await c.call_tool("get_file_info_by_id", {"folder_id": "ada", "scope": "private", "path": "a/b.md"})

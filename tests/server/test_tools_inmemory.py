@@ -36,7 +36,9 @@ async def test_every_result_names_its_workspace_and_source(server_factory, proje
 async def test_writes_land_only_in_their_own_workspace(server_factory, projects, mode):
     async with Client(server_factory(), mode=mode) as c:
         for name, path in projects.items():
-            await c.call_tool("log_custom_data", {"category": "who", "key": "me", "value": name, "workspace": str(path)})
+            await c.call_tool(
+                "log_custom_data", {"category": "who", "key": "me", "value": name, "workspace": str(path)}
+            )
         for name, path in projects.items():
             r = await c.call_tool("get_custom_data", {"workspace": str(path)})
             assert [i["value"] for i in r.structured_content["items"]] == [name]
@@ -160,8 +162,16 @@ async def test_where_am_i_reports_source_store_and_what_each_source_saw(server_f
         out = r.structured_content
         assert out["root"] == str(projects["alpha"]) and out["source"] == "argument"
         assert out["store"] == str(projects["alpha"] / ".homeport" / "homeport.db") and out["store_exists"] is False
-        assert [s["source"] for s in out["sources"]] == ["argument", "header", "query", "session", "config",
-                                                          "roots", "client_env", "cwd"]
+        assert [s["source"] for s in out["sources"]] == [
+            "argument",
+            "header",
+            "query",
+            "session",
+            "config",
+            "roots",
+            "client_env",
+            "cwd",
+        ]
         assert out["protocol_version"] == ("2026-07-28" if mode == "auto" else "2025-11-25")
 
 
@@ -189,7 +199,9 @@ async def test_context_tools_patch_and_delete_keys(server_factory, projects, mod
     ws = str(projects["alpha"])
     async with Client(server_factory(), mode=mode) as c:
         await c.call_tool("update_active_context", {"content": {"focus": "resolver", "open": [1]}, "workspace": ws})
-        r = await c.call_tool("update_active_context", {"patch": {"focus": "__DELETE__", "next": "http"}, "workspace": ws})
+        r = await c.call_tool(
+            "update_active_context", {"patch": {"focus": "__DELETE__", "next": "http"}, "workspace": ws}
+        )
         assert r.structured_content["content"] == {"open": [1], "next": "http"}
         assert r.structured_content["version"] == 2
         r = await c.call_tool("update_product_context", {"workspace": ws})
@@ -200,17 +212,28 @@ async def test_context_tools_patch_and_delete_keys(server_factory, projects, mod
 async def test_progress_and_search_round_trip(server_factory, projects, mode):
     ws = str(projects["alpha"])
     async with Client(server_factory(), mode=mode) as c:
-        parent = (await c.call_tool("log_progress", {"status": "TODO", "description": "ship resolver", "workspace": ws})).structured_content
-        child = (await c.call_tool("log_progress", {"status": "TODO", "description": "write guards",
-                                                    "parent_id": parent["id"], "workspace": ws})).structured_content
+        parent = (
+            await c.call_tool("log_progress", {"status": "TODO", "description": "ship resolver", "workspace": ws})
+        ).structured_content
+        child = (
+            await c.call_tool(
+                "log_progress",
+                {"status": "TODO", "description": "write guards", "parent_id": parent["id"], "workspace": ws},
+            )
+        ).structured_content
         r = await c.call_tool("update_progress", {"progress_id": child["id"], "status": "DONE", "workspace": ws})
         assert r.structured_content["status"] == "DONE"
         r = await c.call_tool("get_progress", {"parent_id": parent["id"], "workspace": ws})
         assert [p["id"] for p in r.structured_content["progress"]] == [child["id"]]
         r = await c.call_tool("search", {"query": "guards", "workspace": ws})
         assert r.structured_content["results"][0] | {"score": 0, "updated_at": 0} == {
-            "type": "progress", "id": child["id"], "title": "write guards", "snippet": "write [guards]", "score": 0,
-            "updated_at": 0}
+            "type": "progress",
+            "id": child["id"],
+            "title": "write guards",
+            "snippet": "write [guards]",
+            "score": 0,
+            "updated_at": 0,
+        }
         r = await c.call_tool("update_progress", {"progress_id": 999, "status": "DONE", "workspace": ws})
         assert r.is_error and "999" in r.content[0].text
 

@@ -45,25 +45,36 @@ def connect(server_factory):
 
 # --- system patterns and deletes -------------------------------------------------------------------------------
 
+
 @MODES
 async def test_logging_a_pattern_name_again_in_any_case_updates_it_and_tags_filter(connect, projects, mode):
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
-        first = await ws.ok("log_system_pattern", name="Outbox", description="events in the transaction",
-                            tags=[" Events ", "events", "DB"])
+        first = await ws.ok(
+            "log_system_pattern",
+            name="Outbox",
+            description="events in the transaction",
+            tags=[" Events ", "events", "DB"],
+        )
         assert first["tags"] == ["Events", "DB"] and first["updated"] is False
         again = await ws.ok("log_system_pattern", name="OUTBOX", description="events in the same transaction")
         assert again["id"] == first["id"] and again["updated"] is True
         await ws.ok("log_system_pattern", name="Repository", description="one module per type", tags=["db"])
         listed = (await ws.ok("get_system_patterns"))["system_patterns"]
         assert [(p["name"], p["description"]) for p in listed] == [
-            ("OUTBOX", "events in the same transaction"), ("Repository", "one module per type")]
+            ("OUTBOX", "events in the same transaction"),
+            ("Repository", "one module per type"),
+        ]
         assert [p["name"] for p in (await ws.ok("get_system_patterns", tags_any=["EVENTS"]))["system_patterns"]] == [
-            "OUTBOX"]
-        assert [p["name"] for p in (await ws.ok("get_system_patterns", tags_all=["db", "events"]))["system_patterns"]] \
-            == ["OUTBOX"]
+            "OUTBOX"
+        ]
+        assert [
+            p["name"] for p in (await ws.ok("get_system_patterns", tags_all=["db", "events"]))["system_patterns"]
+        ] == ["OUTBOX"]
         assert [p["name"] for p in (await ws.ok("get_system_patterns", tags_any=["db"]))["system_patterns"]] == [
-            "OUTBOX", "Repository"]
+            "OUTBOX",
+            "Repository",
+        ]
 
 
 @MODES
@@ -72,8 +83,14 @@ async def test_deleting_a_pattern_says_what_went_and_removes_its_links_and_index
         ws = Session(c, projects["alpha"])
         p = await ws.ok("log_system_pattern", name="Outbox", description="events", tags=["events"])
         d = await ws.ok("log_decision", summary="Adopt the outbox")
-        await ws.ok("link_items", source_type="decision", source_id=d["id"], target_type="system_pattern",
-                    target_id=p["id"], relationship="implements")
+        await ws.ok(
+            "link_items",
+            source_type="decision",
+            source_id=d["id"],
+            target_type="system_pattern",
+            target_id=p["id"],
+            relationship="implements",
+        )
         out = await ws.ok("delete_system_pattern", pattern_id=p["id"])
         assert out["deleted"]["name"] == "Outbox" and out["deleted"]["tags"] == ["events"]
         assert out["deleted"]["type"] == "system_pattern" and out["links_removed"] == 1
@@ -113,6 +130,7 @@ async def test_delete_tools_are_annotated_destructive(connect, mode):
 
 # --- progress tree ---------------------------------------------------------------------------------------------
 
+
 async def make_tree(ws: Session) -> dict[str, int]:
     ids: dict[str, int] = {}
     ids["root"] = (await ws.ok("log_progress", status="TODO", description="ship resolver"))["id"]
@@ -133,8 +151,10 @@ async def test_progress_tree_nests_children_and_filters_keep_ancestors(connect, 
         ws = Session(c, projects["alpha"])
         ids = await make_tree(ws)
         tree = (await ws.ok("get_progress", tree=True))["progress"]
-        assert shape(tree) == [("ship resolver", [("write guards", [("symlinks", [])]), ("docs", [])]),
-                               ("ship store", [])]
+        assert shape(tree) == [
+            ("ship resolver", [("write guards", [("symlinks", [])]), ("docs", [])]),
+            ("ship store", []),
+        ]
         sub = (await ws.ok("get_progress", tree=True, parent_id=ids["a"]))["progress"]
         assert shape(sub) == [("write guards", [("symlinks", [])])] and sub[0]["id"] == ids["a"]
         blocked = (await ws.ok("get_progress", tree=True, status="BLOCKED"))["progress"]
@@ -169,10 +189,13 @@ async def test_decision_tags_are_normalised_and_matched_case_insensitively(conne
         got = await ws.ok("get_decisions", tags_all=["db", "PERF"])
         assert [(x["summary"], x["tags"]) for x in got["decisions"]] == [("Use WAL", ["DB", "Perf"])]
         assert [x["summary"] for x in (await ws.ok("get_decisions", tags_any=[" perf "]))["decisions"]] == [
-            "Other", "Use WAL"]
+            "Other",
+            "Use WAL",
+        ]
 
 
 # --- links -----------------------------------------------------------------------------------------------------
+
 
 @MODES
 async def test_links_need_both_ends_are_unique_and_never_point_to_themselves(connect, projects, mode):
@@ -180,19 +203,42 @@ async def test_links_need_both_ends_are_unique_and_never_point_to_themselves(con
         ws = Session(c, projects["alpha"])
         d = await ws.ok("log_decision", summary="d")
         p = await ws.ok("log_progress", status="TODO", description="p")
-        text = await ws.error("link_items", source_type="decision", source_id=d["id"], target_type="progress",
-                              target_id=77, relationship="implements")
+        text = await ws.error(
+            "link_items",
+            source_type="decision",
+            source_id=d["id"],
+            target_type="progress",
+            target_id=77,
+            relationship="implements",
+        )
         assert "progress 77 does not exist" in text
-        text = await ws.error("link_items", source_type="custom_data", source_id=5, target_type="decision",
-                              target_id=d["id"], relationship="explains")
+        text = await ws.error(
+            "link_items",
+            source_type="custom_data",
+            source_id=5,
+            target_type="decision",
+            target_id=d["id"],
+            relationship="explains",
+        )
         assert "custom_data 5 does not exist" in text
-        args = {"source_type": "progress", "source_id": p["id"], "target_type": "decision", "target_id": d["id"],
-                "relationship": "implements"}
+        args = {
+            "source_type": "progress",
+            "source_id": p["id"],
+            "target_type": "decision",
+            "target_id": d["id"],
+            "relationship": "implements",
+        }
         first, again = await ws.ok("link_items", **args), await ws.ok("link_items", **args)
         assert first["created"] is True and again["created"] is False and again["id"] == first["id"]
         assert len((await ws.ok("get_linked_items", item_type="decision", item_id=d["id"]))["items"]) == 1
-        text = await ws.error("link_items", source_type="decision", source_id=d["id"], target_type="decision",
-                              target_id=d["id"], relationship="x")
+        text = await ws.error(
+            "link_items",
+            source_type="decision",
+            source_id=d["id"],
+            target_type="decision",
+            target_id=d["id"],
+            relationship="x",
+        )
         assert "cannot be linked to itself" in text
 
 
@@ -201,8 +247,12 @@ async def test_contexts_are_linked_with_id_1_once_written(connect, projects, mod
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
         d = await ws.ok("log_decision", summary="d")
-        args = {"source_type": "decision", "source_id": d["id"], "target_type": "product_context",
-                "relationship": "serves"}
+        args = {
+            "source_type": "decision",
+            "source_id": d["id"],
+            "target_type": "product_context",
+            "relationship": "serves",
+        }
         assert "update_product_context" in await ws.error("link_items", **args, target_id=1)
         await ws.ok("update_product_context", content={"goal": "g"})
         assert "single id 1" in await ws.error("link_items", **args, target_id=2)
@@ -219,44 +269,65 @@ async def test_linked_items_walk_up_to_three_hops_with_filters(connect, projects
         d2 = (await ws.ok("log_decision", summary="d2"))["id"]
         p1 = (await ws.ok("log_progress", status="TODO", description="p1"))["id"]
         s1 = (await ws.ok("log_system_pattern", name="s1", description="s"))["id"]
-        for src, dst, rel in ((("decision", d1), ("decision", d2), "depends_on"),
-                              (("decision", d2), ("progress", p1), "implements"),
-                              (("progress", p1), ("system_pattern", s1), "follows")):
-            await ws.ok("link_items", source_type=src[0], source_id=src[1], target_type=dst[0], target_id=dst[1],
-                        relationship=rel)
+        for src, dst, rel in (
+            (("decision", d1), ("decision", d2), "depends_on"),
+            (("decision", d2), ("progress", p1), "implements"),
+            (("progress", p1), ("system_pattern", s1), "follows"),
+        ):
+            await ws.ok(
+                "link_items",
+                source_type=src[0],
+                source_id=src[1],
+                target_type=dst[0],
+                target_id=dst[1],
+                relationship=rel,
+            )
 
         async def walk(**kw) -> list[tuple]:
             items = (await ws.ok("get_linked_items", **kw))["items"]
             return [(i["type"], i["id"], i["direction"], i["depth"], i["via"]["type"], i["via"]["id"]) for i in items]
 
         assert await walk(item_type="decision", item_id=d2) == [
-            ("decision", d1, "incoming", 1, "decision", d2), ("progress", p1, "outgoing", 1, "decision", d2)]
+            ("decision", d1, "incoming", 1, "decision", d2),
+            ("progress", p1, "outgoing", 1, "decision", d2),
+        ]
         assert await walk(item_type="decision", item_id=d1, depth=3) == [
-            ("decision", d2, "outgoing", 1, "decision", d1), ("progress", p1, "outgoing", 2, "decision", d2),
-            ("system_pattern", s1, "outgoing", 3, "progress", p1)]
-        assert await walk(item_type="decision", item_id=d1, depth=2) == (await walk(
-            item_type="decision", item_id=d1, depth=3))[:2]
+            ("decision", d2, "outgoing", 1, "decision", d1),
+            ("progress", p1, "outgoing", 2, "decision", d2),
+            ("system_pattern", s1, "outgoing", 3, "progress", p1),
+        ]
+        assert (
+            await walk(item_type="decision", item_id=d1, depth=2)
+            == (await walk(item_type="decision", item_id=d1, depth=3))[:2]
+        )
         assert await walk(item_type="system_pattern", item_id=s1, depth=3, linked_type="decision") == [
-            ("decision", d2, "incoming", 2, "progress", p1), ("decision", d1, "incoming", 3, "decision", d2)]
+            ("decision", d2, "incoming", 2, "progress", p1),
+            ("decision", d1, "incoming", 3, "decision", d2),
+        ]
         assert await walk(item_type="decision", item_id=d2, depth=3, relationship="implements") == [
-            ("progress", p1, "outgoing", 1, "decision", d2)]
-        r = await c.call_tool("get_linked_items", {"item_type": "decision", "item_id": d1, "depth": 4,
-                                                   "workspace": str(ws.root)})
+            ("progress", p1, "outgoing", 1, "decision", d2)
+        ]
+        r = await c.call_tool(
+            "get_linked_items", {"item_type": "decision", "item_id": d1, "depth": 4, "workspace": str(ws.root)}
+        )
         assert r.is_error and "depth" in r.content[0].text
         out = await ws.ok("delete_progress", progress_id=p1)
         assert out["links_removed"] == 2
         assert await walk(item_type="decision", item_id=d2, depth=3) == [
-            ("decision", d1, "incoming", 1, "decision", d2)]
+            ("decision", d1, "incoming", 1, "decision", d2)
+        ]
 
 
 # --- search ----------------------------------------------------------------------------------------------------
+
 
 @MODES
 async def test_search_ranks_titles_first_highlights_and_filters(connect, projects, mode):
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
-        body = await ws.ok("log_decision", summary="Tune the database", rationale="the checkpoint runs often",
-                           tags=["db"])
+        body = await ws.ok(
+            "log_decision", summary="Tune the database", rationale="the checkpoint runs often", tags=["db"]
+        )
         title = await ws.ok("log_decision", summary="Checkpoint every minute")
         task = await ws.ok("log_progress", status="TODO", description="measure checkpoint time")
         term = await ws.ok("log_custom_data", category="ProjectGlossary", key="checkpoint", value="WAL to db file")
@@ -285,8 +356,25 @@ async def test_search_queries_fts5_cannot_parse_are_answered_not_refused(connect
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
         d = await ws.ok("log_decision", summary="SQLite WAL mode", rationale="café 日本語 🚀")
-        for query in ['"unbalanced', "AND", "OR", "NOT", "wal OR", "NEAR(", "*", "col:wal", "-wal", "^x", "()",
-                      "x" * 5000, " ".join(["wal"] * 500), "café", "日本語", "🚀", "'; DROP TABLE decisions; --"]:
+        for query in [
+            '"unbalanced',
+            "AND",
+            "OR",
+            "NOT",
+            "wal OR",
+            "NEAR(",
+            "*",
+            "col:wal",
+            "-wal",
+            "^x",
+            "()",
+            "x" * 5000,
+            " ".join(["wal"] * 500),
+            "café",
+            "日本語",
+            "🚀",
+            "'; DROP TABLE decisions; --",
+        ]:
             results = (await ws.ok("search", query=query))["results"]
             if query in ("wal OR", "col:wal", "-wal", "café", "日本語"):
                 assert [(r["type"], r["id"]) for r in results] == [("decision", d["id"])], query
@@ -299,6 +387,7 @@ async def test_search_queries_fts5_cannot_parse_are_answered_not_refused(connect
 
 # --- history, activity, schema ---------------------------------------------------------------------------------
 
+
 @MODES
 async def test_every_context_change_keeps_a_version_and_history_filters(connect, projects, mode):
     async with connect(mode) as c:
@@ -306,13 +395,14 @@ async def test_every_context_change_keeps_a_version_and_history_filters(connect,
         changes = [await ws.ok("update_active_context", patch={"step": i}) for i in range(1, 5)]
         versions = (await ws.ok("get_item_history", item_type="active_context"))["versions"]
         assert [(v["version"], v["content"]) for v in versions] == [(i, {"step": i}) for i in (4, 3, 2, 1)]
-        assert [v["version"] for v in (await ws.ok("get_item_history", item_type="active_context", limit=1))[
-            "versions"]] == [4]
+        assert [
+            v["version"] for v in (await ws.ok("get_item_history", item_type="active_context", limit=1))["versions"]
+        ] == [4]
         one = (await ws.ok("get_item_history", item_type="active_context", version=2))["versions"]
         assert one == [{"version": 2, "content": {"step": 2}, "changed_at": changes[1]["updated_at"]}]
-        before = (await ws.ok("get_item_history", item_type="active_context", before=changes[2]["updated_at"]))
+        before = await ws.ok("get_item_history", item_type="active_context", before=changes[2]["updated_at"])
         assert [v["version"] for v in before["versions"]] == [2, 1]
-        after = (await ws.ok("get_item_history", item_type="active_context", after=changes[1]["updated_at"]))
+        after = await ws.ok("get_item_history", item_type="active_context", after=changes[1]["updated_at"])
         assert [v["version"] for v in after["versions"]] == [4, 3]
         assert (await ws.ok("get_item_history", item_type="product_context"))["versions"] == []
         assert "no version 9" in await ws.error("get_item_history", item_type="active_context", version=9)
@@ -330,8 +420,13 @@ async def test_recent_activity_lists_what_changed_with_counts(connect, projects,
         await ws.ok("update_product_context", content={"goal": "g"})
         out = await ws.ok("get_recent_activity", limit_per_type=2)
         assert [d["summary"] for d in out["decisions"]] == ["d2", "d1"]
-        assert out["counts"] == {"decisions": 3, "progress": 1, "system_patterns": 1, "custom_data": 1,
-                                 "context_changes": 1}
+        assert out["counts"] == {
+            "decisions": 3,
+            "progress": 1,
+            "system_patterns": 1,
+            "custom_data": 1,
+            "context_changes": 1,
+        }
         assert out["custom_data"][0]["value"] == [1]
         assert out["context_changes"][0]["item_type"] == "product_context"
         assert (await ws.ok("get_recent_activity", hours_ago=1))["counts"]["decisions"] == 3
@@ -346,8 +441,14 @@ async def test_memory_schema_lists_every_item_type_and_only_real_tools(connect, 
     async with connect(mode) as c:
         schema = (await c.call_tool("get_memory_schema", {})).structured_content
         tools = {t.name for t in (await c.list_tools()).tools}
-    assert set(schema["item_types"]) == {"decision", "progress", "system_pattern", "custom_data", "product_context",
-                                         "active_context"}
+    assert set(schema["item_types"]) == {
+        "decision",
+        "progress",
+        "system_pattern",
+        "custom_data",
+        "product_context",
+        "active_context",
+    }
     named = {t for item in [*schema["item_types"].values(), schema["links"]] for t in item["write"] + item["read"]}
     named |= set(schema["activity"]) | set(schema["transfer"])
     assert named <= tools
@@ -355,12 +456,16 @@ async def test_memory_schema_lists_every_item_type_and_only_real_tools(connect, 
 
 # --- batch -----------------------------------------------------------------------------------------------------
 
+
 @MODES
 async def test_batch_writes_500_items_and_refuses_501(connect, projects, mode):
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
-        out = await ws.ok("batch_log_items", item_type="progress",
-                          items=[{"status": "TODO", "description": f"task {i}"} for i in range(500)])
+        out = await ws.ok(
+            "batch_log_items",
+            item_type="progress",
+            items=[{"status": "TODO", "description": f"task {i}"} for i in range(500)],
+        )
         assert out["count"] == 500 and len(out["items"]) == 500
         assert len((await ws.ok("get_progress", limit=1000))["progress"]) == 500
         text = await ws.error("batch_log_items", item_type="decision", items=[{"summary": "x"}] * 501)
@@ -369,36 +474,47 @@ async def test_batch_writes_500_items_and_refuses_501(connect, projects, mode):
 
 
 @MODES
-@pytest.mark.parametrize(("bad", "message"), [
-    ({"rationale": "no summary"}, "item 2: missing summary"),
-    ({"summary": "x", "colour": "red"}, "item 2: unknown field(s) colour"),
-    ({"summary": "  "}, "item 2: decision summary is empty"),
-    ({"summary": 12}, "item 2: field summary has the wrong type"),
-])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"rationale": "no summary"}, "item 2: missing summary"),
+        ({"summary": "x", "colour": "red"}, "item 2: unknown field(s) colour"),
+        ({"summary": "  "}, "item 2: decision summary is empty"),
+        ({"summary": 12}, "item 2: field summary has the wrong type"),
+    ],
+)
 async def test_an_invalid_batch_item_is_named_and_nothing_is_written(connect, projects, mode, bad, message):
     async with connect(mode) as c:
         ws = Session(c, projects["alpha"])
         await ws.ok("log_decision", summary="already there")
         before = (await ws.ok("get_decisions", limit=1000))["decisions"]
-        text = await ws.error("batch_log_items", item_type="decision",
-                              items=[{"summary": "a"}, {"summary": "b"}, bad, {"summary": "d"}])
+        text = await ws.error(
+            "batch_log_items", item_type="decision", items=[{"summary": "a"}, {"summary": "b"}, bad, {"summary": "d"}]
+        )
         assert message in text and "nothing was written" in text
         assert (await ws.ok("get_decisions", limit=1000))["decisions"] == before
 
 
 # --- export and import -----------------------------------------------------------------------------------------
 
+
 async def fill(ws: Session) -> None:
-    d = await ws.ok("log_decision", summary="Use WAL", rationale="line one\n## not a heading\n<!-- x -->",
-                    tags=["db"])
+    d = await ws.ok("log_decision", summary="Use WAL", rationale="line one\n## not a heading\n<!-- x -->", tags=["db"])
     parent = await ws.ok("log_progress", status="TODO", description="ship")
     await ws.ok("log_progress", status="DONE", description="test", parent_id=parent["id"])
     p = await ws.ok("log_system_pattern", name="Outbox", description="events", tags=["events"])
     await ws.ok("log_custom_data", category="ProjectGlossary", key="WAL", value={"n": [1, 2.5, None, "é"]})
     await ws.ok("update_active_context", content={"focus": "export"})
     await ws.ok("update_active_context", patch={"next": "import"})
-    await ws.ok("link_items", source_type="decision", source_id=d["id"], target_type="system_pattern",
-                target_id=p["id"], relationship="implements", description="how")
+    await ws.ok(
+        "link_items",
+        source_type="decision",
+        source_id=d["id"],
+        target_type="system_pattern",
+        target_id=p["id"],
+        relationship="implements",
+        description="how",
+    )
 
 
 def files(root: Path, name: str) -> dict[str, str]:
@@ -419,12 +535,17 @@ async def test_export_then_import_into_an_empty_workspace_round_trips(connect, p
         assert result["mode"] == "merge" and result["counts"] == out["counts"]
         await b.ok("export", format=fmt, output_dir="again")
         assert files(beta, "again") == files(alpha, ".homeport/export")
-        for tool, key in (("get_decisions", "decisions"), ("get_system_patterns", "system_patterns"),
-                          ("get_custom_data", "items"), ("get_progress", "progress")):
+        for tool, key in (
+            ("get_decisions", "decisions"),
+            ("get_system_patterns", "system_patterns"),
+            ("get_custom_data", "items"),
+            ("get_progress", "progress"),
+        ):
             assert (await b.ok(tool))[key] == (await a.ok(tool))[key]
         assert (await b.ok("get_active_context"))["content"] == {"focus": "export", "next": "import"}
         assert [i["type"] for i in (await b.ok("get_linked_items", item_type="decision", item_id=1))["items"]] == [
-            "system_pattern"]
+            "system_pattern"
+        ]
         assert [r["type"] for r in (await b.ok("search", query="heading"))["results"]] == ["decision"]
 
 

@@ -49,18 +49,25 @@ def count(store: Store, table) -> int:
 
 def tag_rows(store: Store, item_type: str, item_id: int) -> list[str]:
     with store.read() as conn:
-        return list(conn.execute(select(item_tags.c.tag).where(item_tags.c.item_type == item_type,
-                                                                item_tags.c.item_id == item_id)).scalars())
+        return list(
+            conn.execute(
+                select(item_tags.c.tag).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id)
+            ).scalars()
+        )
 
 
 def indexed(store: Store, item_type: str, item_id: int) -> bool:
     with store.read() as conn:
-        return conn.exec_driver_sql(
-            "SELECT count(*) FROM search_index WHERE item_type = ? AND item_id = ?", (item_type, item_id)
-        ).scalar() > 0
+        return (
+            conn.exec_driver_sql(
+                "SELECT count(*) FROM search_index WHERE item_type = ? AND item_id = ?", (item_type, item_id)
+            ).scalar()
+            > 0
+        )
 
 
 # --- system patterns -------------------------------------------------------------------------------------------
+
 
 def test_logging_an_existing_pattern_name_in_any_case_updates_that_pattern(store):
     first = patterns.log_system_pattern(store, "Repository Pattern", "one class per table", tags=["db"])
@@ -69,7 +76,8 @@ def test_logging_an_existing_pattern_name_in_any_case_updates_that_pattern(store
     assert again["id"] == first["id"] and again["created_at"] == first["created_at"]
     listed = patterns.get_system_patterns(store)
     assert [(p["id"], p["name"], p["description"], p["tags"]) for p in listed] == [
-        (first["id"], "repository PATTERN", "one module per item type", ["Store"])]
+        (first["id"], "repository PATTERN", "one module per item type", ["Store"])
+    ]
     assert "name_key" not in listed[0]
     assert search.search(store, "module")[0] == search.search(store, "module", types=["system_pattern"])[0]
     assert search.search(store, "class") == []
@@ -102,8 +110,14 @@ def test_deleting_a_pattern_removes_its_tags_links_and_index_entry_and_says_what
     out = patterns.delete_system_pattern(store, p["id"])
     assert out["links_removed"] == 1
     assert out["deleted"] | {"created_at": 0, "updated_at": 0} == {
-        "type": "system_pattern", "id": p["id"], "name": "Outbox",
-        "description": "write events in the same transaction", "tags": ["events"], "created_at": 0, "updated_at": 0}
+        "type": "system_pattern",
+        "id": p["id"],
+        "name": "Outbox",
+        "description": "write events in the same transaction",
+        "tags": ["events"],
+        "created_at": 0,
+        "updated_at": 0,
+    }
     assert tag_rows(store, "system_pattern", p["id"]) == []
     assert not indexed(store, "system_pattern", p["id"])
     assert count(store, links_table) == 0
@@ -113,6 +127,7 @@ def test_deleting_a_pattern_removes_its_tags_links_and_index_entry_and_says_what
 
 
 # --- deletes ---------------------------------------------------------------------------------------------------
+
 
 def test_deleting_a_decision_returns_it_and_removes_tags_links_and_index_entry(store):
     d = decisions.log_decision(store, "Use WAL", rationale="readers", tags=["db"])
@@ -140,8 +155,14 @@ def test_deleting_custom_data_by_category_and_key_returns_the_value(store):
     custom_data.log_custom_data(store, "ProjectGlossary", "FTS", "full-text search")
     out = custom_data.delete_custom_data(store, " ProjectGlossary ", " WAL ")
     assert out["deleted"] | {"created_at": 0, "updated_at": 0} == {
-        "type": "custom_data", "id": item["id"], "category": "ProjectGlossary", "key": "WAL",
-        "value": {"meaning": "write-ahead log"}, "created_at": 0, "updated_at": 0}
+        "type": "custom_data",
+        "id": item["id"],
+        "category": "ProjectGlossary",
+        "key": "WAL",
+        "value": {"meaning": "write-ahead log"},
+        "created_at": 0,
+        "updated_at": 0,
+    }
     assert out["links_removed"] == 0
     assert [i["key"] for i in custom_data.get_custom_data(store)] == ["FTS"]
     assert not indexed(store, "custom_data", item["id"])
@@ -153,6 +174,7 @@ def test_deleting_unknown_custom_data_names_category_and_key(store):
 
 
 # --- progress tree ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def tree(store):
@@ -186,9 +208,12 @@ def test_progress_tree_with_a_root_returns_only_that_subtree(store, tree):
 
 def test_progress_tree_status_filter_keeps_the_ancestors_of_matches(store, tree):
     assert shape(progress.get_progress_tree(store, status="BLOCKED")) == [
-        ("ship resolver", [("write guards", [("guard symlinks", [])])])]
+        ("ship resolver", [("write guards", [("guard symlinks", [])])])
+    ]
     assert shape(progress.get_progress_tree(store, status=" DONE ")) == [
-        ("ship resolver", [("write guards", [])]), ("ship store", [])]
+        ("ship resolver", [("write guards", [])]),
+        ("ship store", []),
+    ]
     assert shape(progress.get_progress_tree(store, root_id=tree["b"], status="DONE")) == []
     assert progress.get_progress_tree(store, status="NOPE") == []
 
@@ -218,14 +243,18 @@ def test_cascading_delete_removes_the_whole_subtree_with_links_and_index_entries
     assert [p["id"] for p in progress.get_progress(store)] == [tree["root2"]]
     assert search.search(store, "guard", types=["progress"]) == []
     assert [(x["type"], x["id"]) for x in links.get_linked_items(store, "decision", d["id"])] == [
-        ("progress", tree["root2"])]
+        ("progress", tree["root2"])
+    ]
 
 
 def test_parent_id_0_moves_an_entry_to_the_top_level(store, tree):
     moved = progress.update_progress(store, tree["a"], parent_id=0)
     assert moved["parent_id"] is None
     assert shape(progress.get_progress_tree(store)) == [
-        ("ship resolver", [("write docs", [])]), ("write guards", [("guard symlinks", [])]), ("ship store", [])]
+        ("ship resolver", [("write docs", [])]),
+        ("write guards", [("guard symlinks", [])]),
+        ("ship store", []),
+    ]
 
 
 def test_ids_of_deleted_items_are_never_reused(store):
@@ -242,6 +271,7 @@ def test_deleting_a_leaf_needs_no_cascade_and_unknown_ids_are_named(store, tree)
 
 
 # --- tags ------------------------------------------------------------------------------------------------------
+
 
 def test_tags_are_trimmed_deduplicated_case_insensitively_and_keep_the_first_spelling(store):
     p = patterns.log_system_pattern(store, "p", "d", tags=["  Perf ", "perf", "PERF", "\tdb\n", "", "   "])
@@ -272,6 +302,7 @@ def test_an_overlong_tag_is_refused(store):
 
 
 # --- links -----------------------------------------------------------------------------------------------------
+
 
 def test_a_link_needs_both_ends_and_the_error_names_the_missing_one(store):
     d = decisions.log_decision(store, "d")
@@ -313,7 +344,8 @@ def test_contexts_can_be_linked_with_id_1_only_after_they_were_written(store):
     out = links.link_items(store, "decision", d["id"], "active_context", 1, "informs")
     assert out["created"] is True
     assert [(x["type"], x["id"], x["direction"]) for x in links.get_linked_items(store, "active_context", 1)] == [
-        ("decision", d["id"], "incoming")]
+        ("decision", d["id"], "incoming")
+    ]
     with pytest.raises(ItemNotFoundError, match="product_context is empty"):
         links.get_linked_items(store, "product_context", 1)
 
@@ -329,15 +361,22 @@ def graph(store):
         "s1": ("system_pattern", patterns.log_system_pattern(store, "s1", "s")["id"]),
         "c1": ("custom_data", custom_data.log_custom_data(store, "notes", "c1", 1)["id"]),
     }
-    for src, dst, rel in (("d3", "d1", "refines"), ("d1", "d2", "depends_on"), ("d2", "p1", "implements"),
-                          ("p1", "s1", "follows"), ("c1", "d2", "explains")):
+    for src, dst, rel in (
+        ("d3", "d1", "refines"),
+        ("d1", "d2", "depends_on"),
+        ("d2", "p1", "implements"),
+        ("p1", "s1", "follows"),
+        ("c1", "d2", "explains"),
+    ):
         links.link_items(store, *n[src], *n[dst], rel)
     return n
 
 
 def walk(store, start, **kw) -> list[tuple]:
-    return [(x["type"], x["id"], x["relationship"], x["direction"], x["depth"], (x["via"]["type"], x["via"]["id"]))
-            for x in links.get_linked_items(store, *start, **kw)]
+    return [
+        (x["type"], x["id"], x["relationship"], x["direction"], x["depth"], (x["via"]["type"], x["via"]["id"]))
+        for x in links.get_linked_items(store, *start, **kw)
+    ]
 
 
 def test_linked_items_at_depth_1_are_the_neighbours_in_both_directions(store, graph):
@@ -364,7 +403,8 @@ def test_linked_items_filter_by_relationship_and_linked_type(store, graph):
     # The walk goes on through items of other types; only the answer is filtered.
     assert [x[:2] for x in walk(store, graph["d3"], linked_type="system_pattern", depth=3)] == []
     assert [(x[:2], x[4]) for x in walk(store, graph["d1"], linked_type="system_pattern", depth=3)] == [
-        (graph["s1"], 3)]
+        (graph["s1"], 3)
+    ]
 
 
 @pytest.mark.parametrize("depth", [0, 4, -1])
@@ -388,6 +428,7 @@ def test_deleting_an_item_removes_its_links_in_both_directions(store, graph):
 
 # --- history and activity --------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def history(store):
     return [contexts.update_context(store, "product", patch={"v": i}) for i in range(1, 6)]
@@ -403,11 +444,16 @@ def test_every_context_change_keeps_a_version_newest_first(store, history):
 def test_history_by_limit_version_and_time_bounds(store, history):
     assert [v["version"] for v in contexts.get_history(store, "product", limit=2)] == [5, 4]
     assert contexts.get_history(store, "product", version=3) == [
-        {"version": 3, "content": {"v": 3}, "changed_at": history[2]["updated_at"]}]
+        {"version": 3, "content": {"v": 3}, "changed_at": history[2]["updated_at"]}
+    ]
     assert [v["version"] for v in contexts.get_history(store, "product", before=history[2]["updated_at"])] == [2, 1]
     assert [v["version"] for v in contexts.get_history(store, "product", after=history[2]["updated_at"])] == [5, 4]
-    assert [v["version"] for v in contexts.get_history(
-        store, "product", after=history[0]["updated_at"], before=history[4]["updated_at"], limit=2)] == [4, 3]
+    assert [
+        v["version"]
+        for v in contexts.get_history(
+            store, "product", after=history[0]["updated_at"], before=history[4]["updated_at"], limit=2
+        )
+    ] == [4, 3]
 
 
 def test_history_time_bounds_accept_any_utc_offset_and_refuse_other_text(store, history):
@@ -447,8 +493,13 @@ def test_recent_activity_lists_recent_items_per_type_with_counts(store):
     assert "name_key" not in out["system_patterns"][0]
     assert [(c["key"], c["value"]) for c in out["custom_data"]] == [("WAL", {"x": 1})]
     assert [(c["item_type"], c["version"]) for c in out["context_changes"]] == [("active_context", 1)]
-    assert out["counts"] == {"decisions": 7, "progress": 1, "system_patterns": 1, "custom_data": 1,
-                             "context_changes": 1}
+    assert out["counts"] == {
+        "decisions": 7,
+        "progress": 1,
+        "system_patterns": 1,
+        "custom_data": 1,
+        "context_changes": 1,
+    }
 
 
 def test_recent_activity_counts_every_context_change_not_only_the_listed_ones(store):
@@ -489,6 +540,7 @@ def test_recent_activity_of_a_workspace_without_store_is_empty():
 
 # --- schema ----------------------------------------------------------------------------------------------------
 
+
 def test_memory_schema_lists_every_item_type_with_fields_and_tools():
     schema = catalog.memory_schema()
     assert set(schema["item_types"]) == set(ITEM_TYPES)
@@ -498,6 +550,7 @@ def test_memory_schema_lists_every_item_type_with_fields_and_tools():
 
 
 # --- batch -----------------------------------------------------------------------------------------------------
+
 
 def test_batch_writes_500_items_in_one_call(store):
     out = batch.batch_log_items(store, "decision", [{"summary": f"d{i}", "tags": ["bulk"]} for i in range(500)])
@@ -520,16 +573,19 @@ GOOD_ITEMS = {
 }
 
 
-@pytest.mark.parametrize(("item_type", "bad", "message"), [
-    ("decision", {"rationale": "no summary"}, "item 3: missing summary"),
-    ("decision", {"summary": "x", "priority": 1}, r"item 3: unknown field\(s\) priority"),
-    ("decision", {"summary": "   "}, "item 3: decision summary is empty"),
-    ("progress", {"status": "TODO"}, "item 3: missing description"),
-    ("progress", {"status": "TODO", "description": "x", "parent_id": 999}, "item 3: parent_id 999"),
-    ("system_pattern", {"name": "x", "description": ""}, "item 3: a system pattern needs"),
-    ("custom_data", {"category": "c", "key": "", "value": 1}, "item 3: custom data needs"),
-    ("custom_data", "not an object", "item 3 is not an object"),
-])
+@pytest.mark.parametrize(
+    ("item_type", "bad", "message"),
+    [
+        ("decision", {"rationale": "no summary"}, "item 3: missing summary"),
+        ("decision", {"summary": "x", "priority": 1}, r"item 3: unknown field\(s\) priority"),
+        ("decision", {"summary": "   "}, "item 3: decision summary is empty"),
+        ("progress", {"status": "TODO"}, "item 3: missing description"),
+        ("progress", {"status": "TODO", "description": "x", "parent_id": 999}, "item 3: parent_id 999"),
+        ("system_pattern", {"name": "x", "description": ""}, "item 3: a system pattern needs"),
+        ("custom_data", {"category": "c", "key": "", "value": 1}, "item 3: custom data needs"),
+        ("custom_data", "not an object", "item 3 is not an object"),
+    ],
+)
 def test_an_invalid_item_names_its_index_and_nothing_is_written(store, item_type, bad, message):
     before = [count(store, t) for t in (decisions_table, progress_table, patterns_table)]
     items = [GOOD_ITEMS[item_type](i) for i in range(3)] + [bad, GOOD_ITEMS[item_type](4)]
@@ -542,14 +598,17 @@ def test_an_invalid_item_names_its_index_and_nothing_is_written(store, item_type
         assert conn.exec_driver_sql("SELECT count(*) FROM search_index").scalar() == 0
 
 
-@pytest.mark.parametrize(("item_type", "bad"), [
-    ("decision", {"summary": 123}),
-    ("decision", {"summary": "x", "tags": "db"}),
-    ("decision", {"summary": "x", "tags": [1]}),
-    ("progress", {"status": "TODO", "description": "x", "parent_id": "1"}),
-    ("system_pattern", {"name": None, "description": "x"}),
-    ("custom_data", {"category": "c", "key": 7, "value": 1}),
-])
+@pytest.mark.parametrize(
+    ("item_type", "bad"),
+    [
+        ("decision", {"summary": 123}),
+        ("decision", {"summary": "x", "tags": "db"}),
+        ("decision", {"summary": "x", "tags": [1]}),
+        ("progress", {"status": "TODO", "description": "x", "parent_id": "1"}),
+        ("system_pattern", {"name": None, "description": "x"}),
+        ("custom_data", {"category": "c", "key": 7, "value": 1}),
+    ],
+)
 def test_a_field_of_the_wrong_type_names_its_index(store, item_type, bad):
     with pytest.raises(InvalidItemError, match="item 1") as info:
         batch.batch_log_items(store, item_type, [GOOD_ITEMS[item_type](0), bad])
@@ -567,8 +626,12 @@ def test_batch_refuses_unknown_types_and_empty_lists(store):
 
 def test_batch_progress_may_name_a_parent_written_earlier_in_the_same_batch(store):
     parent = progress.log_progress(store, "TODO", "parent")
-    out = batch.batch_log_items(store, "progress", [
-        {"status": "TODO", "description": "child", "parent_id": parent["id"]},
-        {"status": "DONE", "description": "grandchild", "parent_id": parent["id"] + 1},
-    ])
+    out = batch.batch_log_items(
+        store,
+        "progress",
+        [
+            {"status": "TODO", "description": "child", "parent_id": parent["id"]},
+            {"status": "DONE", "description": "grandchild", "parent_id": parent["id"] + 1},
+        ],
+    )
     assert [o["parent_id"] for o in out] == [parent["id"], parent["id"] + 1]

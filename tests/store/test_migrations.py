@@ -93,33 +93,58 @@ def fill_0001(store: Store) -> None:
     glossary_value = json.dumps({"meaning": "write-ahead log"}, sort_keys=True)
     product = json.dumps({"goal": "remember decisions"}, sort_keys=True)
     rows = [
-        ("INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
-         "VALUES (1, 'Use SQLite WAL', 'readers never block writers', NULL, ?, ?)", (STAMP_OLD, STAMP_OLD)),
-        ("INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
-         "VALUES (2, 'Adopt FTS5', NULL, 'one index for all', ?, ?)", (STAMP_NEW, STAMP_NEW)),
+        (
+            "INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
+            "VALUES (1, 'Use SQLite WAL', 'readers never block writers', NULL, ?, ?)",
+            (STAMP_OLD, STAMP_OLD),
+        ),
+        (
+            "INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
+            "VALUES (2, 'Adopt FTS5', NULL, 'one index for all', ?, ?)",
+            (STAMP_NEW, STAMP_NEW),
+        ),
         ("INSERT INTO item_tags VALUES ('decision', 1, 'DB', 'db')", ()),
         ("INSERT INTO item_tags VALUES ('decision', 1, 'Perf', 'perf')", ()),
-        ("INSERT INTO progress (id, status, description, parent_id, created_at, updated_at) "
-         "VALUES (1, 'TODO', 'ship the store', NULL, ?, ?)", (STAMP_OLD, STAMP_OLD)),
-        ("INSERT INTO progress (id, status, description, parent_id, created_at, updated_at) "
-         "VALUES (2, 'DONE', 'write migrations', 1, ?, ?)", (STAMP_NEW, STAMP_NEW)),
-        ("INSERT INTO custom_data (id, category, key, value, created_at, updated_at) "
-         "VALUES (1, 'ProjectGlossary', 'WAL', ?, ?, ?)", (glossary_value, STAMP_OLD, STAMP_OLD)),
-        ("INSERT INTO custom_data (id, category, key, value, created_at, updated_at) "
-         "VALUES (2, 'notes', 'wal-size', '\"keep the wal small\"', ?, ?)", (STAMP_OLD, STAMP_OLD)),
+        (
+            "INSERT INTO progress (id, status, description, parent_id, created_at, updated_at) "
+            "VALUES (1, 'TODO', 'ship the store', NULL, ?, ?)",
+            (STAMP_OLD, STAMP_OLD),
+        ),
+        (
+            "INSERT INTO progress (id, status, description, parent_id, created_at, updated_at) "
+            "VALUES (2, 'DONE', 'write migrations', 1, ?, ?)",
+            (STAMP_NEW, STAMP_NEW),
+        ),
+        (
+            "INSERT INTO custom_data (id, category, key, value, created_at, updated_at) "
+            "VALUES (1, 'ProjectGlossary', 'WAL', ?, ?, ?)",
+            (glossary_value, STAMP_OLD, STAMP_OLD),
+        ),
+        (
+            "INSERT INTO custom_data (id, category, key, value, created_at, updated_at) "
+            "VALUES (2, 'notes', 'wal-size', '\"keep the wal small\"', ?, ?)",
+            (STAMP_OLD, STAMP_OLD),
+        ),
         ("INSERT INTO contexts (kind, content, version, updated_at) VALUES ('product', ?, 2, ?)", (product, STAMP_NEW)),
-        ("INSERT INTO context_history (kind, version, content, changed_at) VALUES ('product', 1, '{}', ?)",
-         (STAMP_OLD,)),
-        ("INSERT INTO context_history (kind, version, content, changed_at) VALUES ('product', 2, ?, ?)",
-         (product, STAMP_NEW)),
-        ("INSERT INTO search_index (item_type, item_id, title, body, tags) VALUES "
-         "('decision', 1, 'Use SQLite WAL', 'readers never block writers', 'DB Perf'), "
-         "('decision', 2, 'Adopt FTS5', 'one index for all', ''), "
-         "('progress', 1, 'ship the store', 'ship the store\nTODO', ''), "
-         "('progress', 2, 'write migrations', 'write migrations\nDONE', ''), "
-         "('custom_data', 1, 'ProjectGlossary: WAL', ?, ''), "
-         "('custom_data', 2, 'notes: wal-size', 'keep the wal small', ''), "
-         "('product_context', 1, 'product context', ?, '')", (glossary_value, product)),
+        (
+            "INSERT INTO context_history (kind, version, content, changed_at) VALUES ('product', 1, '{}', ?)",
+            (STAMP_OLD,),
+        ),
+        (
+            "INSERT INTO context_history (kind, version, content, changed_at) VALUES ('product', 2, ?, ?)",
+            (product, STAMP_NEW),
+        ),
+        (
+            "INSERT INTO search_index (item_type, item_id, title, body, tags) VALUES "
+            "('decision', 1, 'Use SQLite WAL', 'readers never block writers', 'DB Perf'), "
+            "('decision', 2, 'Adopt FTS5', 'one index for all', ''), "
+            "('progress', 1, 'ship the store', 'ship the store\nTODO', ''), "
+            "('progress', 2, 'write migrations', 'write migrations\nDONE', ''), "
+            "('custom_data', 1, 'ProjectGlossary: WAL', ?, ''), "
+            "('custom_data', 2, 'notes: wal-size', 'keep the wal small', ''), "
+            "('product_context', 1, 'product context', ?, '')",
+            (glossary_value, product),
+        ),
     ]
     with sqlite3.connect(store.path) as conn:
         for sql, params in rows:
@@ -144,14 +169,20 @@ def test_upgrading_from_0001_keeps_every_item(at_0001):
     assert revision(at_0001) == SCHEMA_REVISION
     assert tables(at_0001) >= NEW_IN_0002
     assert [(d["id"], d["summary"], d["tags"]) for d in decisions.get_decisions(at_0001)] == [
-        (2, "Adopt FTS5", []), (1, "Use SQLite WAL", ["DB", "Perf"])]
+        (2, "Adopt FTS5", []),
+        (1, "Use SQLite WAL", ["DB", "Perf"]),
+    ]
     tree = progress.get_progress_tree(at_0001)
     assert [(n["description"], [c["description"] for c in n["children"]]) for n in tree] == [
-        ("ship the store", ["write migrations"])]
+        ("ship the store", ["write migrations"])
+    ]
     [term] = custom_data.get_custom_data(at_0001, category="ProjectGlossary")
     assert term["value"] == {"meaning": "write-ahead log"}
-    assert contexts.get_context(at_0001, "product") == {"content": {"goal": "remember decisions"}, "version": 2,
-                                                        "updated_at": STAMP_NEW}
+    assert contexts.get_context(at_0001, "product") == {
+        "content": {"goal": "remember decisions"},
+        "version": 2,
+        "updated_at": STAMP_NEW,
+    }
     assert [v["version"] for v in contexts.get_history(at_0001, "product")] == [2, 1]
 
 
@@ -183,7 +214,10 @@ def test_new_item_types_and_links_work_on_items_from_0001(at_0001):
     links.link_items(at_0001, "progress", 2, "decision", 1, "implements")
     links.link_items(at_0001, "decision", 1, "product_context", 1, "serves")
     assert {(x["type"], x["id"]) for x in links.get_linked_items(at_0001, "decision", 1)} == {
-        ("system_pattern", p["id"]), ("progress", 2), ("product_context", 1)}
+        ("system_pattern", p["id"]),
+        ("progress", 2),
+        ("product_context", 1),
+    }
     assert decisions.log_decision(at_0001, "after the upgrade")["id"] == 3
 
 
@@ -198,6 +232,7 @@ def test_opening_a_0001_store_migrates_it_with_its_data(at_0001):
 
 
 # --- down and back up ------------------------------------------------------------------------------------------
+
 
 def test_downgrade_to_base_and_back_up_gives_a_working_empty_store(bare):
     upgrade(bare.engine)

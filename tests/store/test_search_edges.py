@@ -27,6 +27,7 @@ def hits(store, query, **kw) -> list[tuple[str, int]]:
 
 # --- ranking and snippets --------------------------------------------------------------------------------------
 
+
 def test_a_word_in_the_title_ranks_above_the_same_word_only_in_the_body(store):
     body_only = decisions.log_decision(store, "Tune the database", rationale="the checkpoint runs too often")
     in_title = decisions.log_decision(store, "Checkpoint every minute", rationale="less work per run")
@@ -39,8 +40,11 @@ def test_a_tag_match_ranks_between_title_and_body(store):
     body = progress.log_progress(store, "TODO", "nothing here\nbut the word storage in the body")
     tag = decisions.log_decision(store, "Unrelated words", tags=["storage"])
     title = patterns.log_system_pattern(store, "Storage layer", "one module per item type")
-    assert hits(store, "storage") == [("system_pattern", title["id"]), ("decision", tag["id"]),
-                                      ("progress", body["id"])]
+    assert hits(store, "storage") == [
+        ("system_pattern", title["id"]),
+        ("decision", tag["id"]),
+        ("progress", body["id"]),
+    ]
 
 
 def test_results_name_type_id_title_and_a_highlighted_snippet(store):
@@ -70,6 +74,7 @@ def test_a_long_body_gives_a_short_snippet_around_the_match(store):
 
 # --- filters ---------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def one_of_each(store):
     ids = {
@@ -88,7 +93,9 @@ def test_types_limit_results_to_the_named_item_types(store, one_of_each):
     assert {t for t, _ in hits(store, "cache")} == set(SEARCHABLE_TYPES)
     assert hits(store, "cache", types=["progress"]) == [("progress", one_of_each["progress"])]
     assert {t for t, _ in hits(store, "cache", types=["product_context", "active_context"])} == {
-        "product_context", "active_context"}
+        "product_context",
+        "active_context",
+    }
     assert hits(store, "invalidation", types=["active_context"]) == [("active_context", 1)]
 
 
@@ -99,10 +106,13 @@ def test_unknown_types_are_named_with_the_known_ones(store):
 
 def test_tags_any_keeps_items_with_any_of_the_tags_case_insensitively(store, one_of_each):
     assert set(hits(store, "cache", tags_any=[" PERF "])) == {
-        ("decision", one_of_each["decision"]), ("system_pattern", one_of_each["system_pattern"])}
+        ("decision", one_of_each["decision"]),
+        ("system_pattern", one_of_each["system_pattern"]),
+    }
     assert hits(store, "cache", tags_any=["perf"], types=["decision"]) == [("decision", one_of_each["decision"])]
     assert hits(store, "cache", tags_any=["nothing", "PERF"], types=["system_pattern"]) == [
-        ("system_pattern", one_of_each["system_pattern"])]
+        ("system_pattern", one_of_each["system_pattern"])
+    ]
     assert hits(store, "cache", tags_any=["nothing"]) == []
     assert len(hits(store, "cache", tags_any=["", "  "])) == 7  # no real tag: no filter
 
@@ -174,11 +184,53 @@ def test_a_workspace_without_store_finds_nothing_but_still_checks_the_query():
 # --- queries FTS5 cannot parse ---------------------------------------------------------------------------------
 
 EDGE_QUERIES = [
-    '"unbalanced', 'wal"', '"', '""', "AND", "OR", "NOT", "NEAR", "wal AND", "OR wal", "NOT wal", "wal NOT",
-    "wal AND AND wal", "NEAR(", "NEAR(wal", "NEAR(wal mode, x)", "*", "wal*", "**", "col:wal", "title:wal",
-    "tags:wal", ":wal", "-wal", "- wal", "^wal", "^", "()", "(", ")", "(wal", "wal)", "((wal))", "{wal}", "{",
-    "wal + mode", "+", "'", "'; DROP TABLE decisions; --", "\\", "wal\x00mode", "\t\n wal \r", "%wal%", "wal?",
-    "a:b:c", "{title body}: wal", "-title:wal",
+    '"unbalanced',
+    'wal"',
+    '"',
+    '""',
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "wal AND",
+    "OR wal",
+    "NOT wal",
+    "wal NOT",
+    "wal AND AND wal",
+    "NEAR(",
+    "NEAR(wal",
+    "NEAR(wal mode, x)",
+    "*",
+    "wal*",
+    "**",
+    "col:wal",
+    "title:wal",
+    "tags:wal",
+    ":wal",
+    "-wal",
+    "- wal",
+    "^wal",
+    "^",
+    "()",
+    "(",
+    ")",
+    "(wal",
+    "wal)",
+    "((wal))",
+    "{wal}",
+    "{",
+    "wal + mode",
+    "+",
+    "'",
+    "'; DROP TABLE decisions; --",
+    "\\",
+    "wal\x00mode",
+    "\t\n wal \r",
+    "%wal%",
+    "wal?",
+    "a:b:c",
+    "{title body}: wal",
+    "-title:wal",
 ]
 
 
@@ -204,10 +256,21 @@ def test_a_very_long_query_is_searched(store):
     assert hits(store, "(" * 500 + "needle" + ")" * 500) == [("decision", d["id"])]
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("café", True), ("cafe", True), ("CAFÉ", True), ("日本語", True), ("日本", False), ("naïve", True),
-    ("🚀", False), ("🚀 café", True), ("Ωmega", False), ("é", False),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("café", True),
+        ("cafe", True),
+        ("CAFÉ", True),
+        ("日本語", True),
+        ("日本", False),
+        ("naïve", True),
+        ("🚀", False),
+        ("🚀 café", True),
+        ("Ωmega", False),
+        ("é", False),
+    ],
+)
 def test_unicode_queries_match_whole_words_without_diacritics(store, query, expected):
     d = decisions.log_decision(store, "Café naive", rationale="日本語 🚀 launch")
     assert (hits(store, query) == [("decision", d["id"])]) is expected
@@ -229,8 +292,33 @@ def populated(tmp_path_factory, copy_store):
     s.close()
 
 
-FTS_PIECES = st.sampled_from(['"', "'", "(", ")", "*", ":", "^", "-", "+", "AND", "OR", "NOT", "NEAR", "NEAR(",
-                              "{", "}", ",", "wal", "title:", "日本語", "🚀", "\x00", " "])
+FTS_PIECES = st.sampled_from(
+    [
+        '"',
+        "'",
+        "(",
+        ")",
+        "*",
+        ":",
+        "^",
+        "-",
+        "+",
+        "AND",
+        "OR",
+        "NOT",
+        "NEAR",
+        "NEAR(",
+        "{",
+        "}",
+        ",",
+        "wal",
+        "title:",
+        "日本語",
+        "🚀",
+        "\x00",
+        " ",
+    ]
+)
 
 
 @settings(max_examples=150, deadline=None)

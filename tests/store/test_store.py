@@ -40,7 +40,15 @@ def test_schema_revision_constant_is_the_migrations_head():
 def test_migrations_run_from_an_empty_database_and_back(tmp_path):
     s = Store.open(tmp_path, create=True)
     tables = {r[0] for r in sqlite3.connect(s.path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"decisions", "progress", "custom_data", "contexts", "context_history", "item_tags", "search_index"} <= tables
+    assert {
+        "decisions",
+        "progress",
+        "custom_data",
+        "contexts",
+        "context_history",
+        "item_tags",
+        "search_index",
+    } <= tables
     downgrade(s.engine, "base")
     upgrade(s.engine)
     assert decisions.log_decision(s, "still works")["id"] == 1
@@ -97,7 +105,10 @@ def test_context_update_needs_exactly_one_of_content_or_patch(store):
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
 
 
-@given(st.dictionaries(st.text(max_size=4), json_scalars), st.dictionaries(st.text(max_size=4), json_scalars | st.just(DELETE_MARKER)))
+@given(
+    st.dictionaries(st.text(max_size=4), json_scalars),
+    st.dictionaries(st.text(max_size=4), json_scalars | st.just(DELETE_MARKER)),
+)
 def test_patch_sets_every_key_and_deletes_only_marked_ones(doc, patch):
     merged = apply_patch(doc, patch)
     for key, value in patch.items():

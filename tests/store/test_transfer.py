@@ -23,7 +23,6 @@ from homeport.store.transfer import _collect, export_memory, import_memory
 SECTIONS = ["decisions", "progress", "system_patterns", "custom_data", "product_context", "active_context", "links"]
 
 
-
 def new_store(root: Path, migrated_db: Path) -> Store:
     (root / ".git").mkdir(parents=True, exist_ok=True)
     store_path_for(root).parent.mkdir(parents=True)
@@ -56,16 +55,46 @@ def search_rows(store: Store) -> list[tuple]:
     """The index, with the words of each item's tags sorted (their order in the index does not matter)."""
     with store.read() as conn:
         rows = conn.exec_driver_sql(
-            "SELECT item_type, item_id, category, updated_at, title, body, tags FROM search_index").all()
+            "SELECT item_type, item_id, category, updated_at, title, body, tags FROM search_index"
+        ).all()
     return sorted((*row[:6], sorted(row[6].split(" "))) for row in rows)
 
 
 # --- generated memories ----------------------------------------------------------------------------------------
 
 # Pieces that once confused Markdown exports: comment markers, headings, front matter, fences, escapes.
-TRICKY = ["<!--", "-->", "<!-- end item -->", "<!-- field summary -->", "<!-- end summary -->", "\n## heading\n",
-          "## ", "# ", "---", "\n---\n", "```", "```json\n", "<", ">", "\\u003c", "{", "}", " -->\n", "\n", "\n\n",
-          "\t", " ", "é", "日本語", "🚀", "\u2028", "\x85", "\x00", '"', "\\"]
+TRICKY = [
+    "<!--",
+    "-->",
+    "<!-- end item -->",
+    "<!-- field summary -->",
+    "<!-- end summary -->",
+    "\n## heading\n",
+    "## ",
+    "# ",
+    "---",
+    "\n---\n",
+    "```",
+    "```json\n",
+    "<",
+    ">",
+    "\\u003c",
+    "{",
+    "}",
+    " -->\n",
+    "\n",
+    "\n\n",
+    "\t",
+    " ",
+    "é",
+    "日本語",
+    "🚀",
+    "\u2028",
+    "\x85",
+    "\x00",
+    '"',
+    "\\",
+]
 
 
 def texts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -73,10 +102,10 @@ def texts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 
 def json_values(text: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
-    scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-               | text)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-                        max_leaves=6)
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text
+    return st.recursive(
+        scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=6
+    )
 
 
 def memories(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
@@ -86,30 +115,46 @@ def memories(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, An
     # U+001F separates aggregated tag lists; tags holding it are refused (tested in test_store).
     tags = st.lists(text.filter(lambda s: "\x1f" not in s), max_size=3)
     values = json_values(text)
-    return st.fixed_dictionaries({
-        "decisions": st.lists(st.tuples(nonblank, st.none() | text, st.none() | text, tags), max_size=4),
-        "deleted_decisions": st.lists(st.integers(0, 3), max_size=2),
-        "progress": st.lists(st.tuples(nonblank, nonblank, st.none() | st.integers(0, 5)), max_size=5),
-        "patterns": st.lists(st.tuples(nonblank, nonblank, tags), max_size=3,
-                             unique_by=lambda p: p[0].strip().casefold()),
-        "custom": st.lists(st.tuples(nonblank, nonblank, values), max_size=3,
-                           unique_by=lambda c: (c[0].strip(), c[1].strip())),
-        "product": st.lists(st.dictionaries(text, values, max_size=3), max_size=3),
-        "active": st.lists(st.dictionaries(text, values, max_size=2), max_size=2),
-        "links": st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20), nonblank, st.none() | text), max_size=5),
-    })
+    return st.fixed_dictionaries(
+        {
+            "decisions": st.lists(st.tuples(nonblank, st.none() | text, st.none() | text, tags), max_size=4),
+            "deleted_decisions": st.lists(st.integers(0, 3), max_size=2),
+            "progress": st.lists(st.tuples(nonblank, nonblank, st.none() | st.integers(0, 5)), max_size=5),
+            "patterns": st.lists(
+                st.tuples(nonblank, nonblank, tags), max_size=3, unique_by=lambda p: p[0].strip().casefold()
+            ),
+            "custom": st.lists(
+                st.tuples(nonblank, nonblank, values), max_size=3, unique_by=lambda c: (c[0].strip(), c[1].strip())
+            ),
+            "product": st.lists(st.dictionaries(text, values, max_size=3), max_size=3),
+            "active": st.lists(st.dictionaries(text, values, max_size=2), max_size=2),
+            "links": st.lists(
+                st.tuples(st.integers(0, 20), st.integers(0, 20), nonblank, st.none() | text), max_size=5
+            ),
+        }
+    )
 
 
 def plan_of(**sections: list) -> dict[str, Any]:
-    empty = {"decisions": [], "deleted_decisions": [], "progress": [], "patterns": [], "custom": [], "product": [],
-             "active": [], "links": []}
+    empty = {
+        "decisions": [],
+        "deleted_decisions": [],
+        "progress": [],
+        "patterns": [],
+        "custom": [],
+        "product": [],
+        "active": [],
+        "links": [],
+    }
     return empty | sections
 
 
 def write_memory(store: Store, plan: dict[str, Any]) -> None:
     nodes: list[tuple[str, int]] = []
-    made = [decisions.log_decision(store, s, rationale=r, implementation_details=i, tags=t)["id"]
-            for s, r, i, t in plan["decisions"]]
+    made = [
+        decisions.log_decision(store, s, rationale=r, implementation_details=i, tags=t)["id"]
+        for s, r, i, t in plan["decisions"]
+    ]
     for index in sorted(set(plan["deleted_decisions"])):
         if index < len(made):
             decisions.delete_decision(store, made.pop(index))
@@ -119,8 +164,9 @@ def write_memory(store: Store, plan: dict[str, Any]) -> None:
         parent_id = placed[parent] if parent is not None and parent < len(placed) else None
         placed.append(progress.log_progress(store, status, description, parent_id=parent_id)["id"])
     nodes += [("progress", i) for i in placed]
-    nodes += [("system_pattern", patterns.log_system_pattern(store, n, d, tags=t)["id"])
-              for n, d, t in plan["patterns"]]
+    nodes += [
+        ("system_pattern", patterns.log_system_pattern(store, n, d, tags=t)["id"]) for n, d, t in plan["patterns"]
+    ]
     nodes += [("custom_data", custom_data.log_custom_data(store, c, k, v)["id"]) for c, k, v in plan["custom"]]
     for kind in ("product", "active"):
         for document in plan[kind]:
@@ -129,8 +175,9 @@ def write_memory(store: Store, plan: dict[str, Any]) -> None:
             nodes.append((f"{kind}_context", 1))
     for a, b, relationship, description in plan["links"]:
         if nodes and nodes[a % len(nodes)] != nodes[b % len(nodes)]:
-            links.link_items(store, *nodes[a % len(nodes)], *nodes[b % len(nodes)], relationship,
-                             description=description)
+            links.link_items(
+                store, *nodes[a % len(nodes)], *nodes[b % len(nodes)], relationship, description=description
+            )
 
 
 def assert_round_trip(migrated_db: Path, plan: dict[str, Any], fmt: str) -> None:
@@ -177,8 +224,9 @@ def test_markdown_export_imported_into_an_empty_workspace_round_trips_every_fiel
 @pytest.mark.parametrize("fmt", ["json", "markdown"])
 @pytest.mark.parametrize("value", ["a\rb", "a\r\nb", "trailing\r", "\r\n## x\r\n"])
 def test_carriage_returns_survive_a_round_trip(migrated_db, fmt, value):
-    plan = plan_of(decisions=[("summary", value, None, [])], progress=[("TODO", value, None)],
-                   patterns=[("p", value, [])])
+    plan = plan_of(
+        decisions=[("summary", value, None, [])], progress=[("TODO", value, None)], patterns=[("p", value, [])]
+    )
     assert_round_trip(migrated_db, plan, fmt)
 
 
@@ -188,6 +236,7 @@ def test_comment_markers_in_heading_text_survive_a_round_trip(migrated_db, fmt):
 
 
 # --- the files -------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def pair(migrated_db) -> Iterator[list[tuple[Path, Store]]]:
@@ -213,8 +262,15 @@ def test_export_writes_one_file_per_item_type_and_a_manifest(pair):
     out = export_memory(store, root)
     assert out["output_dir"] == str(root / ".homeport" / "export")
     assert out["files"] == ["manifest.json", *[f"{s}.json" for s in SECTIONS]]
-    assert out["counts"] == {"decisions": 2, "progress": 2, "system_patterns": 1, "custom_data": 1,
-                             "product_context": 2, "active_context": 0, "links": 1}
+    assert out["counts"] == {
+        "decisions": 2,
+        "progress": 2,
+        "system_patterns": 1,
+        "custom_data": 1,
+        "product_context": 2,
+        "active_context": 0,
+        "links": 1,
+    }
     manifest = json.loads((root / ".homeport/export/manifest.json").read_text())
     assert manifest["format"] == "json" and manifest["schema_revision"] == "0002"
     assert [d["id"] for d in json.loads((root / ".homeport/export/decisions.json").read_text())] == [1, 2]
@@ -258,6 +314,7 @@ def test_unknown_format_and_mode_are_named(pair):
 
 # --- merge and replace -----------------------------------------------------------------------------------------
 
+
 def test_replace_empties_the_memory_first(pair):
     (root_a, a), (root_b, b) = pair
     sample(a)
@@ -282,7 +339,9 @@ def test_merge_keeps_other_decisions_and_overwrites_the_one_with_the_same_id(pai
     copy_export(root_a, root_b)
     import_memory(b, root_b, mode="merge")
     assert [(d["id"], d["summary"], d["tags"]) for d in decisions.get_decisions(b)] == [
-        (2, "local decision two", []), (1, "exported decision", ["x"])]
+        (2, "local decision two", []),
+        (1, "exported decision", ["x"]),
+    ]
     assert {h["title"] for h in search.search(b, "decision")} == {"local decision two", "exported decision"}
     assert decisions.get_decisions(b, tags_any=["local"]) == []
 
@@ -296,7 +355,9 @@ def test_merge_matches_custom_data_by_category_and_key_and_keeps_the_rest(pair):
     copy_export(root_a, root_b)
     import_memory(b, root_b, mode="merge")
     assert {(c["category"], c["key"], c["value"]) for c in custom_data.get_custom_data(b)} == {
-        ("notes", "other", 1), ("ProjectGlossary", "WAL", "exported meaning")}
+        ("notes", "other", 1),
+        ("ProjectGlossary", "WAL", "exported meaning"),
+    }
 
 
 def test_merge_matches_patterns_by_name_and_keeps_the_rest(pair):
@@ -308,7 +369,9 @@ def test_merge_matches_patterns_by_name_and_keeps_the_rest(pair):
     copy_export(root_a, root_b)
     import_memory(b, root_b, mode="merge")
     assert {(p["name"], p["description"]) for p in patterns.get_system_patterns(b)} == {
-        ("Outbox", "exported description"), ("Local pattern", "kept")}
+        ("Outbox", "exported description"),
+        ("Local pattern", "kept"),
+    }
 
 
 def test_merging_the_same_export_twice_changes_nothing_the_second_time(pair):
@@ -332,7 +395,9 @@ def test_merge_adds_the_exported_context_as_the_next_version_and_keeps_local_his
     for _ in range(2):  # the second merge finds the document current and adds nothing
         import_memory(b, root_b, mode="merge")
         assert [(v["version"], v["content"]) for v in contexts.get_history(b, "active")] == [
-            (2, {"focus": "exported"}), (1, {"focus": "local"})]
+            (2, {"focus": "exported"}),
+            (1, {"focus": "local"}),
+        ]
     import_memory(b, root_b, mode="replace")
     assert _collect(b)["active_context"] == _collect(a)["active_context"]
 
@@ -358,7 +423,9 @@ def test_merge_overwrites_a_progress_entry_that_has_local_children(pair):
     copy_export(root_a, root_b)
     import_memory(b, root_b, mode="merge")
     assert {(p["id"], p["description"], p["parent_id"]) for p in progress.get_progress(b)} == {
-        (parent["id"], "exported parent", None), (child["id"], "local child", parent["id"])}
+        (parent["id"], "exported parent", None),
+        (child["id"], "local child", parent["id"]),
+    }
 
 
 def test_merge_restores_a_link_whose_id_was_reused_locally(pair):
@@ -371,7 +438,9 @@ def test_merge_restores_a_link_whose_id_was_reused_locally(pair):
     links.link_items(store, "decision", b["id"], "decision", c["id"], "relates_to")
     import_memory(store, root, mode="merge")
     assert {(x["type"], x["id"], x["relationship"]) for x in links.get_linked_items(store, "decision", b["id"])} == {
-        ("decision", a["id"], "implements"), ("decision", c["id"], "relates_to")}
+        ("decision", a["id"], "implements"),
+        ("decision", c["id"], "relates_to"),
+    }
 
 
 def test_merged_links_follow_items_that_got_another_id(pair):
@@ -389,10 +458,13 @@ def test_merged_links_follow_items_that_got_another_id(pair):
     wal = custom_data.get_custom_data(b, category="ProjectGlossary", key="WAL")[0]
     outbox = next(x for x in patterns.get_system_patterns(b) if x["name"] == "Outbox")
     assert {(x["type"], x["id"]) for x in links.get_linked_items(b, "decision", d["id"])} == {
-        ("custom_data", wal["id"]), ("system_pattern", outbox["id"])}
+        ("custom_data", wal["id"]),
+        ("system_pattern", outbox["id"]),
+    }
 
 
 # --- broken exports --------------------------------------------------------------------------------------------
+
 
 def counts(store: Store) -> dict[str, int]:
     return {k: len(v) for k, v in _collect(store).items()}
@@ -420,11 +492,14 @@ def test_an_export_with_a_broken_file_imports_nothing(pair):
     assert counts(b) == before
 
 
-@pytest.mark.parametrize(("fmt", "name", "damage"), [
-    ("markdown", "decisions.md", lambda t: t.replace('<!-- item {"created_at"', '<!-- item {created_at', 1)),
-    ("json", "decisions.json", lambda t: t.replace("Use WAL", "Use W\\udcffAL")),
-    ("json", "decisions.json", None),
-])
+@pytest.mark.parametrize(
+    ("fmt", "name", "damage"),
+    [
+        ("markdown", "decisions.md", lambda t: t.replace('<!-- item {"created_at"', "<!-- item {created_at", 1)),
+        ("json", "decisions.json", lambda t: t.replace("Use WAL", "Use W\\udcffAL")),
+        ("json", "decisions.json", None),
+    ],
+)
 def test_a_hand_edited_export_that_cannot_be_read_names_the_file(pair, fmt, name, damage):
     (root_a, a), (root_b, b) = pair
     sample(a)
@@ -466,6 +541,7 @@ def test_a_progress_entry_whose_parent_is_not_in_the_export_is_refused(pair):
 
 # --- paths -----------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def outside(tmp_path) -> Path:
     target = tmp_path / "outside"
@@ -504,7 +580,8 @@ def test_import_refuses_every_path_outside_the_workspace(pair, outside):
 EXPORT_OS_ERROR = (
     "transfer.export_memory: OSError from target.mkdir/_write_atomic (an output_dir that is an existing file, or "
     "lies under one) is not translated, so callers get a bare FileExistsError/NotADirectoryError and MCP clients "
-    "'Error executing tool export' with no cause; wrap them in a HomeportError naming the directory")
+    "'Error executing tool export' with no cause; wrap them in a HomeportError naming the directory"
+)
 
 
 @pytest.mark.parametrize("path", ["notes.txt", "notes.txt/sub"])

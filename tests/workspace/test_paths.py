@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from homeport.errors import InvalidWorkspaceError
 from homeport.workspace import canonical_directory, decode_candidate, is_within, within_any
 
-segment = st.text(alphabet=st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
-                  min_size=1, max_size=12).filter(lambda s: s not in (".", ".."))
+segment = st.text(
+    alphabet=st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12
+).filter(lambda s: s not in (".", ".."))
 
 
 def test_file_uri_is_percent_decoded():

@@ -57,11 +57,14 @@ def test_fetched_roots_bound_even_an_explicit_workspace(tmp_path, home):
         resolver(home).resolve(CallInputs(argument=str(a), roots=[c.as_uri()]))
 
 
-@pytest.mark.parametrize(("fields", "source"), [
-    ({"header": "b", "query": "c", "session": "c"}, Source.HEADER),
-    ({"query": "b", "session": "c"}, Source.QUERY),
-    ({"session": "b"}, Source.SESSION),
-])
+@pytest.mark.parametrize(
+    ("fields", "source"),
+    [
+        ({"header": "b", "query": "c", "session": "c"}, Source.HEADER),
+        ({"query": "b", "session": "c"}, Source.QUERY),
+        ({"session": "b"}, Source.SESSION),
+    ],
+)
 def test_http_sources_apply_in_order(tmp_path, home, fields, source):
     paths = {n: project(tmp_path, n) for n in "bc"}
     r = resolver(home, transport="http", config_workspace=str(paths["c"]))
@@ -71,8 +74,11 @@ def test_http_sources_apply_in_order(tmp_path, home, fields, source):
 
 def test_header_and_query_are_ignored_on_stdio(tmp_path, home):
     b, c = project(tmp_path, "b"), project(tmp_path, "c")
-    ws = resolver(home, transport="stdio", config_workspace=str(c)).resolve(
-        CallInputs(header=str(b), query=str(b))).workspace
+    ws = (
+        resolver(home, transport="stdio", config_workspace=str(c))
+        .resolve(CallInputs(header=str(b), query=str(b)))
+        .workspace
+    )
     assert ws.source is Source.CONFIG
 
 
@@ -156,8 +162,15 @@ def test_cwd_of_root_home_or_package_cache_is_refused_with_every_way_listed(tmp_
     with pytest.raises(WorkspaceUnresolvedError) as info:
         resolver(home, cwd=cwd).resolve(CallInputs())
     message = info.value.message
-    for way in ("workspace argument", "X-Workspace-Id", "project_path", "use_workspace", "--workspace",
-                "HOMEPORT_WORKSPACE", "CLAUDE_PROJECT_DIR"):
+    for way in (
+        "workspace argument",
+        "X-Workspace-Id",
+        "project_path",
+        "use_workspace",
+        "--workspace",
+        "HOMEPORT_WORKSPACE",
+        "CLAUDE_PROJECT_DIR",
+    ):
         assert way in message
     assert "refused" in message
 
@@ -197,7 +210,7 @@ def test_allowlist_is_compared_by_components_not_prefix(tmp_path, home):
 
 
 def test_a_symlink_inside_the_allowlist_pointing_outside_is_refused(tmp_path, home):
-    allowed = (tmp_path / "allowed")
+    allowed = tmp_path / "allowed"
     allowed.mkdir()
     outside = project(tmp_path, "outside")
     (allowed / "sneaky").symlink_to(outside)

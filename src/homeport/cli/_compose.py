@@ -16,29 +16,54 @@ from homeport.server import parse_tool_groups
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
-__all__ = ["data_dir_option", "default_data_dir", "domain_errors", "serve_settings", "tools_option",
-           "workspace_options"]
+__all__ = [
+    "data_dir_option",
+    "default_data_dir",
+    "domain_errors",
+    "serve_settings",
+    "tools_option",
+    "workspace_options",
+]
 
 
 def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The flags every command that resolves a workspace shares."""
-    fn = click.option("--require-explicit-workspace", is_flag=True, envvar="HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE",
-                      help="Writes refuse a workspace that came only from client roots, client environment "
-                           "hints or the current directory.")(fn)
-    fn = click.option("--allow-root", "allow_roots", multiple=True, type=click.Path(file_okay=False),
-                      help="Only serve workspaces inside this directory (repeatable). Over HTTP the default "
-                           "is the directory the server starts in.")(fn)
-    fn = click.option("--workspace", "-w", envvar="HOMEPORT_WORKSPACE", metavar="DIR",
-                      help="The server's default workspace, used when a call names none "
-                           "(env: HOMEPORT_WORKSPACE).")(fn)
+    fn = click.option(
+        "--require-explicit-workspace",
+        is_flag=True,
+        envvar="HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE",
+        help="Writes refuse a workspace that came only from client roots, client environment "
+        "hints or the current directory.",
+    )(fn)
+    fn = click.option(
+        "--allow-root",
+        "allow_roots",
+        multiple=True,
+        type=click.Path(file_okay=False),
+        help="Only serve workspaces inside this directory (repeatable). Over HTTP the default "
+        "is the directory the server starts in.",
+    )(fn)
+    fn = click.option(
+        "--workspace",
+        "-w",
+        envvar="HOMEPORT_WORKSPACE",
+        metavar="DIR",
+        help="The server's default workspace, used when a call names none (env: HOMEPORT_WORKSPACE).",
+    )(fn)
     return fn
 
 
 def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--tools", "tools", envvar="HOMEPORT_TOOLS", metavar="GROUPS", default="all",
-                      show_default=True,
-                      help="Comma-separated tool groups to expose: workspace, memory, files, db (env: HOMEPORT_TOOLS). "
-                           "Fewer tools cost the agent less context on every turn.")(fn)
+    return click.option(
+        "--tools",
+        "tools",
+        envvar="HOMEPORT_TOOLS",
+        metavar="GROUPS",
+        default="all",
+        show_default=True,
+        help="Comma-separated tool groups to expose: workspace, memory, files, db (env: HOMEPORT_TOOLS). "
+        "Fewer tools cost the agent less context on every turn.",
+    )(fn)
 
 
 def default_data_dir() -> Path:
@@ -47,20 +72,39 @@ def default_data_dir() -> Path:
 
 def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Where file areas, the directory and the tokens live."""
-    fn = click.option("--directory", "directory_file", envvar="HOMEPORT_DIRECTORY", metavar="FILE",
-                      type=click.Path(dir_okay=False, path_type=Path),
-                      help="The directory of organizations, teams and agents (TOML; env: HOMEPORT_DIRECTORY). "
-                           "Default: DATA_DIR/directory.toml.")(fn)
-    return click.option("--data-dir", envvar="HOMEPORT_DATA_DIR", metavar="DIR",
-                        type=click.Path(file_okay=False, path_type=Path), default=None,
-                        help="Where file areas and tokens are kept (env: HOMEPORT_DATA_DIR). "
-                             f"Default: {default_data_dir()}.")(fn)
+    fn = click.option(
+        "--directory",
+        "directory_file",
+        envvar="HOMEPORT_DIRECTORY",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The directory of organizations, teams and agents (TOML; env: HOMEPORT_DIRECTORY). "
+        "Default: DATA_DIR/directory.toml.",
+    )(fn)
+    return click.option(
+        "--data-dir",
+        envvar="HOMEPORT_DATA_DIR",
+        metavar="DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"Where file areas and tokens are kept (env: HOMEPORT_DATA_DIR). Default: {default_data_dir()}.",
+    )(fn)
 
 
-def serve_settings(*, transport: str, workspace: str | None, allow_roots: tuple[str, ...],
-                   require_explicit_workspace: bool, host: str = "127.0.0.1", port: int = 8765,
-                   tools: str | None = None, data_dir: Path | None = None, directory_file: Path | None = None,
-                   agent: str | None = None, auth: bool = False) -> ServeSettings:
+def serve_settings(
+    *,
+    transport: str,
+    workspace: str | None,
+    allow_roots: tuple[str, ...],
+    require_explicit_workspace: bool,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    tools: str | None = None,
+    data_dir: Path | None = None,
+    directory_file: Path | None = None,
+    agent: str | None = None,
+    auth: bool = False,
+) -> ServeSettings:
     cwd = Path(os.getcwd())
     roots = tuple(Path(os.path.abspath(p)) for p in allow_roots)
     if transport == "http" and not roots:

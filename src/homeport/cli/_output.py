@@ -40,8 +40,11 @@ def workspace_line(workspace: Mapping[str, str]) -> Text:
 def item_table(*columns: str) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for name in columns:
-        table.add_column(name, justify="right" if name in ("id", "v", "score") else "left",
-                         no_wrap=name in ("id", "v", "updated", "changed", "status", "type"))
+        table.add_column(
+            name,
+            justify="right" if name in ("id", "v", "score") else "left",
+            no_wrap=name in ("id", "v", "updated", "changed", "status", "type"),
+        )
     return table
 
 
@@ -79,7 +82,7 @@ def snippet(text: str) -> Text:
     out = Text()
     last = 0
     for match in _HIT.finditer(text):
-        out.append(text[last:match.start()])
+        out.append(text[last : match.start()])
         out.append(match.group(1), style="bold yellow")
         last = match.end()
     out.append(text[last:])

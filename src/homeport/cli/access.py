@@ -87,8 +87,9 @@ def directory_add_team(org: str, team: str, data_dir: Path | None, directory_fil
 @click.option("--team", help="The agent's team (at most one).")
 @data_dir_option
 @domain_errors
-def directory_add_agent(org: str, agent: str, team: str | None, data_dir: Path | None,
-                        directory_file: Path | None) -> None:
+def directory_add_agent(
+    org: str, agent: str, team: str | None, data_dir: Path | None, directory_file: Path | None
+) -> None:
     """Add an agent to an organization, optionally in a team."""
     _directory_file(data_dir, directory_file).add_agent(org, agent, team)
     click.echo(f"added agent {agent} to {org}" + (f" in team {team}" if team else ""))
@@ -99,8 +100,9 @@ def directory_add_agent(org: str, agent: str, team: str | None, data_dir: Path |
 @click.argument("agents", nargs=-1)
 @data_dir_option
 @domain_errors
-def directory_set_leadership(org: str, agents: tuple[str, ...], data_dir: Path | None,
-                             directory_file: Path | None) -> None:
+def directory_set_leadership(
+    org: str, agents: tuple[str, ...], data_dir: Path | None, directory_file: Path | None
+) -> None:
     """Set the organization's leadership (replaces the list; none clears it)."""
     _directory_file(data_dir, directory_file).set_leadership(org, agents)
     click.echo(f"leadership of {org}: {', '.join(agents) or '(none)'}")

@@ -42,8 +42,16 @@ class ToolCall:
     def cwd(self) -> Path:
         return self.settings.cwd or Path.cwd()
 
-    def run(self, work: Callable[..., Any], *, write: bool, key: str | None = None, with_root: bool = False,
-            confirm: Callable[[Workspace], None] | None = None, create: bool | None = None) -> Result:
+    def run(
+        self,
+        work: Callable[..., Any],
+        *,
+        write: bool,
+        key: str | None = None,
+        with_root: bool = False,
+        confirm: Callable[[Workspace], None] | None = None,
+        create: bool | None = None,
+    ) -> Result:
         """Resolve the workspace, open its store and return `work(store)` shaped as the MCP tool's result.
 
         Reads get None for a workspace without a store, so reading never creates `.homeport/`;
@@ -88,10 +96,20 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
 
     @functools.wraps(fn)
-    def command(*args: Any, as_json: bool, workspace: str | None, allow_roots: tuple[str, ...],
-                require_explicit_workspace: bool, **kwargs: Any) -> Any:
-        settings = serve_settings(transport="stdio", workspace=workspace, allow_roots=allow_roots,
-                                  require_explicit_workspace=require_explicit_workspace)
+    def command(
+        *args: Any,
+        as_json: bool,
+        workspace: str | None,
+        allow_roots: tuple[str, ...],
+        require_explicit_workspace: bool,
+        **kwargs: Any,
+    ) -> Any:
+        settings = serve_settings(
+            transport="stdio",
+            workspace=workspace,
+            allow_roots=allow_roots,
+            require_explicit_workspace=require_explicit_workspace,
+        )
         return fn(ToolCall(settings, as_json=as_json), *args, **kwargs)
 
     wrapped = workspace_options(domain_errors(command))

@@ -23,6 +23,7 @@ GLOSSARY = data_store.GLOSSARY_CATEGORY
 
 # -- custom data -------------------------------------------------------------------------------
 
+
 @click.group()
 def data() -> None:
     """Custom data: any JSON value under a category and a key."""
@@ -42,8 +43,9 @@ def data_set(call: ToolCall, category: str, key: str, value: str) -> None:
     Example: homeport data set limits max_upload '{"mb": 50}'
     """
     result = call.run(lambda s: data_store.log_custom_data(s, category, key, json_or_text(value)), write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "set", f"{r['category']} / {r['key']}", inline_json(r["value"]))))
+    call.show(
+        result, lambda c, r: c.print(confirm_line("set", f"{r['category']} / {r['key']}", inline_json(r["value"])))
+    )
 
 
 @data.command("get")
@@ -63,8 +65,12 @@ def data_get(call: ToolCall, category: str | None, key: str | None) -> None:
             return empty_line(console, "custom data")
         table = item_table("category", "key", "value", "updated")
         for item in r["items"]:
-            table.add_row(Text(item["category"]), Text(item["key"], style="bold"),
-                          Text(inline_json(item["value"])), when(item["updated_at"]))
+            table.add_row(
+                Text(item["category"]),
+                Text(item["key"], style="bold"),
+                Text(inline_json(item["value"])),
+                when(item["updated_at"]),
+            )
         console.print(table)
 
     call.show(result, render)
@@ -81,14 +87,18 @@ def data_delete(call: ToolCall, category: str, key: str) -> None:
     Example: homeport data delete limits max_upload
     """
     result = call.run(lambda s: data_store.delete_custom_data(s, category, key), write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "deleted", f"{r['deleted']['category']} / {r['deleted']['key']}")))
+    call.show(
+        result, lambda c, r: c.print(confirm_line("deleted", f"{r['deleted']['category']} / {r['deleted']['key']}"))
+    )
 
 
 # -- glossary ----------------------------------------------------------------------------------
 
-@click.group(help=f"The project glossary: custom data in the category {GLOSSARY}.\n\n"
-                   f"Search it with: homeport search WORDS --category {GLOSSARY}")
+
+@click.group(
+    help=f"The project glossary: custom data in the category {GLOSSARY}.\n\n"
+    f"Search it with: homeport search WORDS --category {GLOSSARY}"
+)
 def glossary() -> None:
     pass
 

@@ -31,39 +31,62 @@ _SINCE_HELP = "ISO 8601 time, e.g. 2026-11-21T09:00:00Z."
 @click.argument("target_id", type=int)
 @click.option("--description", help="Why the two are linked.")
 @memory_tool
-def link(call: ToolCall, source_type: str, source_id: int, relationship: str, target_type: str, target_id: int,
-         description: str | None) -> None:
+def link(
+    call: ToolCall,
+    source_type: str,
+    source_id: int,
+    relationship: str,
+    target_type: str,
+    target_id: int,
+    description: str | None,
+) -> None:
     """Link two items with a relationship; contexts have id 1.
 
     \b
     Example: homeport link progress 4 implements decision 7
     """
-    result = call.run(lambda s: link_store.link_items(
-        s, source_type, source_id, target_type, target_id, relationship, description=description), write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "linked" if r["created"] else "already linked",
-        f"{r['source_type']} {r['source_id']} {r['relationship']} {r['target_type']} {r['target_id']}",
-        f"(link {r['id']})")))
+    result = call.run(
+        lambda s: link_store.link_items(
+            s, source_type, source_id, target_type, target_id, relationship, description=description
+        ),
+        write=True,
+    )
+    call.show(
+        result,
+        lambda c, r: c.print(
+            confirm_line(
+                "linked" if r["created"] else "already linked",
+                f"{r['source_type']} {r['source_id']} {r['relationship']} {r['target_type']} {r['target_id']}",
+                f"(link {r['id']})",
+            )
+        ),
+    )
 
 
 @click.command()
 @click.argument("item_type", metavar="TYPE", type=_ITEM_TYPE)
 @click.argument("item_id", metavar="ID", type=int)
-@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, link_store.MAX_DEPTH),
-              help="Hops to walk.")
+@click.option(
+    "--depth", default=1, show_default=True, type=click.IntRange(1, link_store.MAX_DEPTH), help="Hops to walk."
+)
 @click.option("--relationship", help="Only links with this relationship.")
 @click.option("--linked-type", type=_ITEM_TYPE, help="Only linked items of this type.")
 @memory_tool
-def links(call: ToolCall, item_type: str, item_id: int, depth: int, relationship: str | None,
-          linked_type: str | None) -> None:
+def links(
+    call: ToolCall, item_type: str, item_id: int, depth: int, relationship: str | None, linked_type: str | None
+) -> None:
     """Items linked to an item, both directions, nearest first.
 
     \b
     Example: homeport links decision 7 --depth 2
     """
-    result = call.run(lambda s: link_store.get_linked_items(
-        s, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth),
-        write=False, key="items")
+    result = call.run(
+        lambda s: link_store.get_linked_items(
+            s, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth
+        ),
+        write=False,
+        key="items",
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["items"]:
@@ -71,8 +94,12 @@ def links(call: ToolCall, item_type: str, item_id: int, depth: int, relationship
         table = item_table("depth", "link", "item", "via")
         for item in r["items"]:
             arrow = f"{item['relationship']} ->" if item["direction"] == "outgoing" else f"<- {item['relationship']}"
-            table.add_row(str(item["depth"]), Text(arrow), Text(f"{item['type']} {item['id']}", style="bold"),
-                          Text(f"{item['via']['type']} {item['via']['id']}", style="dim"))
+            table.add_row(
+                str(item["depth"]),
+                Text(arrow),
+                Text(f"{item['type']} {item['id']}", style="bold"),
+                Text(f"{item['via']['type']} {item['via']['id']}", style="dim"),
+            )
         console.print(table)
 
     call.show(result, render)
@@ -80,15 +107,27 @@ def links(call: ToolCall, item_type: str, item_id: int, depth: int, relationship
 
 @click.command()
 @click.argument("query")
-@click.option("--type", "types", multiple=True, type=click.Choice(search_store.SEARCHABLE_TYPES),
-              help="Only this item type (repeatable).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(search_store.SEARCHABLE_TYPES),
+    help="Only this item type (repeatable).",
+)
 @click.option("--tag", "tags_any", multiple=True, metavar="TAG", help="Only items with this tag (repeatable).")
 @click.option("--category", help="Only custom data of this category (ProjectGlossary: the glossary).")
 @click.option("--since", help=f"Only items changed since then; {_SINCE_HELP}")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @memory_tool
-def search(call: ToolCall, query: str, types: tuple[str, ...], tags_any: tuple[str, ...], category: str | None,
-           since: str | None, limit: int) -> None:
+def search(
+    call: ToolCall,
+    query: str,
+    types: tuple[str, ...],
+    tags_any: tuple[str, ...],
+    category: str | None,
+    since: str | None,
+    limit: int,
+) -> None:
     """Full-text search over every item type, best first.
 
     FTS5 syntax works ("exact phrase", prefix*, OR); anything else is searched as plain words.
@@ -96,9 +135,19 @@ def search(call: ToolCall, query: str, types: tuple[str, ...], tags_any: tuple[s
     \b
     Example: homeport search "wal OR journal" --type decision
     """
-    result = call.run(lambda s: search_store.search(
-        s, query, types=list(types) or None, tags_any=list(tags_any) or None, category=category, since=since,
-        limit=limit), write=False, key="results")
+    result = call.run(
+        lambda s: search_store.search(
+            s,
+            query,
+            types=list(types) or None,
+            tags_any=list(tags_any) or None,
+            category=category,
+            since=since,
+            limit=limit,
+        ),
+        write=False,
+        key="results",
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["results"]:
@@ -112,24 +161,28 @@ def search(call: ToolCall, query: str, types: tuple[str, ...], tags_any: tuple[s
 
 
 @click.command()
-@click.argument("item_type", metavar="product_context|active_context",
-                type=click.Choice(["product_context", "active_context"]))
+@click.argument(
+    "item_type", metavar="product_context|active_context", type=click.Choice(["product_context", "active_context"])
+)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--version", type=int, help="Only this version.")
 @click.option("--before", help=f"Only versions changed before then; {_SINCE_HELP}")
 @click.option("--after", help=f"Only versions changed after then; {_SINCE_HELP}")
 @memory_tool
-def history(call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None,
-            after: str | None) -> None:
+def history(
+    call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None, after: str | None
+) -> None:
     """Earlier versions of the product or active context, newest first.
 
     \b
     Example: homeport history active_context --limit 3
     """
     kind = cast(ContextKind, item_type.removesuffix("_context"))
-    result = call.run(lambda s: context_store.get_history(
-        s, kind, limit=limit, version=version, before=before, after=after),
-        write=False, key="versions")
+    result = call.run(
+        lambda s: context_store.get_history(s, kind, limit=limit, version=version, before=before, after=after),
+        write=False,
+        key="versions",
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["versions"]:
@@ -153,8 +206,9 @@ def activity(call: ToolCall, hours: float | None, since: str | None, limit: int)
     \b
     Example: homeport activity --hours 8
     """
-    result = call.run(lambda s: activity_store.recent_activity(s, hours_ago=hours, since=since, limit_per_type=limit),
-                      write=False)
+    result = call.run(
+        lambda s: activity_store.recent_activity(s, hours_ago=hours, since=since, limit_per_type=limit), write=False
+    )
 
     def render(console: Console, r: Result) -> None:
         console.print(Text(f"changes since {when(r['since'])} UTC", style="dim"))
@@ -168,8 +222,9 @@ def activity(call: ToolCall, hours: float | None, since: str | None, limit: int)
         console.print(table)
         more = {k: n for k, n in r["counts"].items() if n > len(r[k])}
         if more:
-            console.print(Text("more: " + ", ".join(f"{k} {n}" for k, n in more.items()) + "; raise --limit",
-                               style="dim"))
+            console.print(
+                Text("more: " + ", ".join(f"{k} {n}" for k, n in more.items()) + "; raise --limit", style="dim")
+            )
 
     call.show(result, render)
 

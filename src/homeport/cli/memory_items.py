@@ -17,14 +17,17 @@ from homeport.store import progress as progress_store
 
 __all__ = ["decisions", "patterns", "progress"]
 
-_TAG = click.option("--tag", "tags_any", multiple=True, metavar="TAG",
-                    help="Only items with this tag (repeatable: any of them).")
-_ALL_TAGS = click.option("--all-tags", "tags_all", multiple=True, metavar="TAG",
-                         help="Only items with every one of these tags (repeatable).")
+_TAG = click.option(
+    "--tag", "tags_any", multiple=True, metavar="TAG", help="Only items with this tag (repeatable: any of them)."
+)
+_ALL_TAGS = click.option(
+    "--all-tags", "tags_all", multiple=True, metavar="TAG", help="Only items with every one of these tags (repeatable)."
+)
 _STATUSES = ", ".join(progress_store.COMMON_STATUSES)
 
 
 # -- decisions ---------------------------------------------------------------------------------
+
 
 @click.group()
 def decisions() -> None:
@@ -37,15 +40,20 @@ def decisions() -> None:
 @click.option("--details", help="How it is carried out (implementation details).")
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="A tag (repeatable).")
 @memory_tool
-def decisions_add(call: ToolCall, summary: str, rationale: str | None, details: str | None,
-                  tags_: tuple[str, ...]) -> None:
+def decisions_add(
+    call: ToolCall, summary: str, rationale: str | None, details: str | None, tags_: tuple[str, ...]
+) -> None:
     """Record a decision.
 
     \b
     Example: homeport decisions add "Use SQLite WAL" --rationale "readers never block" --tag db
     """
-    result = call.run(lambda s: decision_store.log_decision(
-        s, summary, rationale=rationale, implementation_details=details, tags=list(tags_) or None), write=True)
+    result = call.run(
+        lambda s: decision_store.log_decision(
+            s, summary, rationale=rationale, implementation_details=details, tags=list(tags_) or None
+        ),
+        write=True,
+    )
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"decision {r['id']}", r["summary"])))
 
 
@@ -60,9 +68,13 @@ def decisions_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_a
     \b
     Example: homeport decisions list --tag db --limit 5
     """
-    result = call.run(lambda s: decision_store.get_decisions(
-        s, limit=limit, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None),
-        write=False, key="decisions")
+    result = call.run(
+        lambda s: decision_store.get_decisions(
+            s, limit=limit, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None
+        ),
+        write=False,
+        key="decisions",
+    )
     call.show(result, _decision_table)
 
 
@@ -76,8 +88,12 @@ def decisions_delete(call: ToolCall, decision_id: int) -> None:
     Example: homeport decisions delete 7
     """
     result = call.run(lambda s: decision_store.delete_decision(s, decision_id), write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "deleted", f"decision {r['deleted']['id']}", _with_links(r["deleted"]["summary"], r))))
+    call.show(
+        result,
+        lambda c, r: c.print(
+            confirm_line("deleted", f"decision {r['deleted']['id']}", _with_links(r["deleted"]["summary"], r))
+        ),
+    )
 
 
 def _decision_table(console: Console, result: Result) -> None:
@@ -95,6 +111,7 @@ def _decision_table(console: Console, result: Result) -> None:
 
 # -- progress ----------------------------------------------------------------------------------
 
+
 @click.group(help=f"Progress: tasks with a status, nested by parent.\n\nCommon statuses: {_STATUSES}; any text works.")
 def progress() -> None:
     pass
@@ -111,8 +128,7 @@ def progress_add(call: ToolCall, status_: str, description: str, parent_id: int 
     \b
     Example: homeport progress add TODO "Write the export" --parent 3
     """
-    result = call.run(lambda s: progress_store.log_progress(s, status_, description, parent_id=parent_id),
-                      write=True)
+    result = call.run(lambda s: progress_store.log_progress(s, status_, description, parent_id=parent_id), write=True)
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"progress {r['id']}", _entry_line(r))))
 
 
@@ -122,15 +138,20 @@ def progress_add(call: ToolCall, status_: str, description: str, parent_id: int 
 @click.option("--description", help="New description.")
 @click.option("--parent", "parent_id", type=int, metavar="ID", help="Move it under this entry.")
 @memory_tool
-def progress_update(call: ToolCall, progress_id: int, status_: str | None, description: str | None,
-                    parent_id: int | None) -> None:
+def progress_update(
+    call: ToolCall, progress_id: int, status_: str | None, description: str | None, parent_id: int | None
+) -> None:
     """Change the status, description or parent of an entry.
 
     \b
     Example: homeport progress update 4 --status DONE
     """
-    result = call.run(lambda s: progress_store.update_progress(
-        s, progress_id, status=status_, description=description, parent_id=parent_id), write=True)
+    result = call.run(
+        lambda s: progress_store.update_progress(
+            s, progress_id, status=status_, description=description, parent_id=parent_id
+        ),
+        write=True,
+    )
     call.show(result, lambda c, r: c.print(confirm_line("updated", f"progress {r['id']}", _entry_line(r))))
 
 
@@ -145,8 +166,11 @@ def progress_list(call: ToolCall, status_: str | None, parent_id: int | None, li
     \b
     Example: homeport progress list --status IN_PROGRESS
     """
-    result = call.run(lambda s: progress_store.get_progress(s, status=status_, parent_id=parent_id, limit=limit),
-                      write=False, key="progress")
+    result = call.run(
+        lambda s: progress_store.get_progress(s, status=status_, parent_id=parent_id, limit=limit),
+        write=False,
+        key="progress",
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["progress"]:
@@ -170,8 +194,9 @@ def progress_tree(call: ToolCall, root_id: int | None, status_: str | None) -> N
     \b
     Example: homeport progress tree 3 --status TODO
     """
-    result = call.run(lambda s: progress_store.get_progress_tree(s, root_id=root_id, status=status_),
-                      write=False, key="progress")
+    result = call.run(
+        lambda s: progress_store.get_progress_tree(s, root_id=root_id, status=status_), write=False, key="progress"
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["progress"]:
@@ -202,8 +227,12 @@ def progress_delete(call: ToolCall, progress_id: int, cascade: bool) -> None:
     """
     result = call.run(lambda s: progress_store.delete_progress(s, progress_id, cascade=cascade), write=True)
     ids = ", ".join(str(p["id"]) for p in result["deleted"])
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "deleted", f"progress {ids}", _with_links(r["deleted"][0]["description"], r))))
+    call.show(
+        result,
+        lambda c, r: c.print(
+            confirm_line("deleted", f"progress {ids}", _with_links(r["deleted"][0]["description"], r))
+        ),
+    )
 
 
 def _entry_line(entry: Result) -> str:
@@ -212,6 +241,7 @@ def _entry_line(entry: Result) -> str:
 
 
 # -- system patterns ---------------------------------------------------------------------------
+
 
 @click.group()
 def patterns() -> None:
@@ -229,10 +259,13 @@ def patterns_add(call: ToolCall, name: str, description: str, tags_: tuple[str, 
     \b
     Example: homeport patterns add "Repository" "One module per table, no ORM sessions" --tag db
     """
-    result = call.run(lambda s: pattern_store.log_system_pattern(s, name, description, tags=list(tags_) or None),
-                      write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "updated" if r["updated"] else "logged", f"pattern {r['id']}", r["name"])))
+    result = call.run(
+        lambda s: pattern_store.log_system_pattern(s, name, description, tags=list(tags_) or None), write=True
+    )
+    call.show(
+        result,
+        lambda c, r: c.print(confirm_line("updated" if r["updated"] else "logged", f"pattern {r['id']}", r["name"])),
+    )
 
 
 @patterns.command("list")
@@ -246,9 +279,13 @@ def patterns_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_al
     \b
     Example: homeport patterns list --tag db
     """
-    result = call.run(lambda s: pattern_store.get_system_patterns(
-        s, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None, limit=limit),
-        write=False, key="system_patterns")
+    result = call.run(
+        lambda s: pattern_store.get_system_patterns(
+            s, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None, limit=limit
+        ),
+        write=False,
+        key="system_patterns",
+    )
 
     def render(console: Console, r: Result) -> None:
         if not r["system_patterns"]:
@@ -271,8 +308,12 @@ def patterns_delete(call: ToolCall, pattern_id: int) -> None:
     Example: homeport patterns delete 2
     """
     result = call.run(lambda s: pattern_store.delete_system_pattern(s, pattern_id), write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "deleted", f"pattern {r['deleted']['id']}", _with_links(r["deleted"]["name"], r))))
+    call.show(
+        result,
+        lambda c, r: c.print(
+            confirm_line("deleted", f"pattern {r['deleted']['id']}", _with_links(r["deleted"]["name"], r))
+        ),
+    )
 
 
 def _with_links(what: str, result: Result) -> str:

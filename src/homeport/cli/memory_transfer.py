@@ -22,10 +22,17 @@ _DIR_HELP = "relative to the current directory; it must lie inside the workspace
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True,
-              help="json round-trips exactly; markdown reads well and imports back.")
-@click.option("--output", metavar="DIR",
-              help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "markdown"]),
+    default="json",
+    show_default=True,
+    help="json round-trips exactly; markdown reads well and imports back.",
+)
+@click.option(
+    "--output", metavar="DIR", help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}"
+)
 @memory_tool
 def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None) -> None:
     """Write the memory as files, one per item type.
@@ -33,8 +40,12 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     \b
     Example: homeport export --format markdown --output docs/memory
     """
-    result = call.run(lambda s, root: transfer_store.export_memory(
-        s, root, fmt=fmt, output_dir=_from_cwd(call, output)), write=True, create=False, with_root=True)
+    result = call.run(
+        lambda s, root: transfer_store.export_memory(s, root, fmt=fmt, output_dir=_from_cwd(call, output)),
+        write=True,
+        create=False,
+        with_root=True,
+    )
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -45,10 +56,19 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
 
 
 @click.command("import")
-@click.option("--input", "input_dir", metavar="DIR",
-              help=f"The export to read (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
-@click.option("--mode", type=click.Choice(["merge", "replace"]), default="merge", show_default=True,
-              help="merge keeps the memory and overwrites items with the same id; replace empties it first.")
+@click.option(
+    "--input",
+    "input_dir",
+    metavar="DIR",
+    help=f"The export to read (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["merge", "replace"]),
+    default="merge",
+    show_default=True,
+    help="merge keeps the memory and overwrites items with the same id; replace empties it first.",
+)
 @click.option("--yes", "-y", is_flag=True, help="Replace without asking.")
 @memory_tool
 def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "replace"], yes: bool) -> None:
@@ -62,11 +82,16 @@ def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "repla
     def confirm(workspace: Workspace) -> None:
         if mode == "replace" and not yes:
             shown = source or transfer_store.DEFAULT_EXPORT_DIR
-            click.confirm(f"Replace the whole memory of {workspace.root} with the export in {shown}?",
-                          abort=True, err=True)
+            click.confirm(
+                f"Replace the whole memory of {workspace.root} with the export in {shown}?", abort=True, err=True
+            )
 
-    result = call.run(lambda s, root: transfer_store.import_memory(
-        s, root, input_dir=source, mode=mode), write=True, with_root=True, confirm=confirm)
+    result = call.run(
+        lambda s, root: transfer_store.import_memory(s, root, input_dir=source, mode=mode),
+        write=True,
+        with_root=True,
+        confirm=confirm,
+    )
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -95,8 +120,14 @@ def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
         return {"item_type": item_type, "count": len(written), "items": written}
 
     result = call.run(work, write=True)
-    call.show(result, lambda c, r: c.print(confirm_line(
-        "logged", f"{r['count']} {item_type} item(s)", "ids " + ", ".join(str(i["id"]) for i in r["items"]))))
+    call.show(
+        result,
+        lambda c, r: c.print(
+            confirm_line(
+                "logged", f"{r['count']} {item_type} item(s)", "ids " + ", ".join(str(i["id"]) for i in r["items"])
+            )
+        ),
+    )
 
 
 @click.command()

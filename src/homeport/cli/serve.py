@@ -21,21 +21,43 @@ __all__ = ["serve"]
 
 @click.command()
 @click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP at /mcp instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="HTTP address to bind. Keep the default unless clients on other machines must connect.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP address to bind. Keep the default unless clients on other machines must connect.",
+)
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
-@click.option("--auth", is_flag=True, envvar="HOMEPORT_AUTH",
-              help="HTTP: require a bearer token from `homeport tokens add AGENT` on every request; the token "
-                   "names the calling agent for the file tools.")
-@click.option("--agent", envvar="HOMEPORT_AGENT", metavar="ID",
-              help="stdio: the agent this server acts for in the file tools (env: HOMEPORT_AGENT).")
+@click.option(
+    "--auth",
+    is_flag=True,
+    envvar="HOMEPORT_AUTH",
+    help="HTTP: require a bearer token from `homeport tokens add AGENT` on every request; the token "
+    "names the calling agent for the file tools.",
+)
+@click.option(
+    "--agent",
+    envvar="HOMEPORT_AGENT",
+    metavar="ID",
+    help="stdio: the agent this server acts for in the file tools (env: HOMEPORT_AGENT).",
+)
 @workspace_options
 @tools_option
 @data_dir_option
 @domain_errors
-def serve(use_http: bool, host: str, port: int, auth: bool, agent: str | None, workspace: str | None,
-          allow_roots: tuple[str, ...], require_explicit_workspace: bool, tools: str, data_dir: Path | None,
-          directory_file: Path | None) -> None:
+def serve(
+    use_http: bool,
+    host: str,
+    port: int,
+    auth: bool,
+    agent: str | None,
+    workspace: str | None,
+    allow_roots: tuple[str, ...],
+    require_explicit_workspace: bool,
+    tools: str,
+    data_dir: Path | None,
+    directory_file: Path | None,
+) -> None:
     """Run the MCP server.
 
     Without --http it speaks MCP on stdin/stdout, which is what Claude Code, Cursor, VS Code
@@ -43,10 +65,19 @@ def serve(use_http: bool, host: str, port: int, auth: bool, agent: str | None, w
     roots; clients name theirs with the X-Workspace-Id header, ?project_path= or the
     workspace argument. Health: GET /healthz.
     """
-    settings = serve_settings(transport="http" if use_http else "stdio", workspace=workspace,
-                              allow_roots=allow_roots, require_explicit_workspace=require_explicit_workspace,
-                              host=host, port=port, tools=tools, data_dir=data_dir, directory_file=directory_file,
-                              agent=agent, auth=auth)
+    settings = serve_settings(
+        transport="http" if use_http else "stdio",
+        workspace=workspace,
+        allow_roots=allow_roots,
+        require_explicit_workspace=require_explicit_workspace,
+        host=host,
+        port=port,
+        tools=tools,
+        data_dir=data_dir,
+        directory_file=directory_file,
+        agent=agent,
+        auth=auth,
+    )
     if auth and not use_http:
         raise click.UsageError("--auth applies to --http; over stdio name the agent with --agent")
     runtime = build_runtime(settings)
@@ -64,8 +95,11 @@ def serve(use_http: bool, host: str, port: int, auth: bool, agent: str | None, w
 
         app = build_http_app(mcp, runtime)
         roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
-        click.echo(f"homeport {host}:{port}: MCP at http://{_url_host(host)}:{port}/mcp, health at /healthz; "
-                   f"serving workspaces under {roots}; {'bearer tokens required' if auth else 'no auth'}", err=True)
+        click.echo(
+            f"homeport {host}:{port}: MCP at http://{_url_host(host)}:{port}/mcp, health at /healthz; "
+            f"serving workspaces under {roots}; {'bearer tokens required' if auth else 'no auth'}",
+            err=True,
+        )
         uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
     finally:
         runtime.close()

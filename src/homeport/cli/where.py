@@ -21,22 +21,36 @@ __all__ = ["where"]
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @workspace_options
 @domain_errors
-def where(path: str | None, as_json: bool, workspace: str | None, allow_roots: tuple[str, ...],
-          require_explicit_workspace: bool) -> None:
+def where(
+    path: str | None,
+    as_json: bool,
+    workspace: str | None,
+    allow_roots: tuple[str, ...],
+    require_explicit_workspace: bool,
+) -> None:
     """Show the workspace a stdio call from here would use: root, source, store and why.
 
     PATH plays the part of a tool's workspace argument; without it the server default
     (--workspace, HOMEPORT_WORKSPACE), client hints (CLAUDE_PROJECT_DIR) and the current
     directory are tried, as `homeport serve` does.
     """
-    settings = serve_settings(transport="stdio", workspace=workspace, allow_roots=allow_roots,
-                              require_explicit_workspace=require_explicit_workspace)
+    settings = serve_settings(
+        transport="stdio",
+        workspace=workspace,
+        allow_roots=allow_roots,
+        require_explicit_workspace=require_explicit_workspace,
+    )
     runtime = build_runtime(settings)
     resolution = runtime.resolver.resolve(CallInputs(argument=path))
     ws = resolution.workspace
     store = store_path_for(ws.root)
-    report = {"workspace": str(ws.root), "source": ws.source.value,
-              "store": str(store), "store_exists": store.exists(), "why": ws.reason}
+    report = {
+        "workspace": str(ws.root),
+        "source": ws.source.value,
+        "store": str(store),
+        "store_exists": store.exists(),
+        "why": ws.reason,
+    }
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

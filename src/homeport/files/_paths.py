@@ -23,12 +23,7 @@ PathLike = str | os.PathLike[str]
 
 def _component(value: str, what: str) -> str:
     # Ids become one directory name each; anything that could name another place is refused.
-    if (
-        not isinstance(value, str)
-        or value in ("", ".", "..")
-        or _CONTROL.search(value)
-        or set("/\\") & set(value)
-    ):
+    if not isinstance(value, str) or value in ("", ".", "..") or _CONTROL.search(value) or set("/\\") & set(value):
         raise FileAreaError(f"{what} {value!r} is not a single folder name; pass the id as it is listed")
     return value
 

@@ -65,13 +65,9 @@ def _os_errors(action: str, path: str, where: str) -> Iterator[None]:
     try:
         yield
     except (FileNotFoundError, NotADirectoryError) as exc:
-        raise FileAreaError(
-            f"{path!r} does not exist in {where}; list the folder to see what is there"
-        ) from exc
+        raise FileAreaError(f"{path!r} does not exist in {where}; list the folder to see what is there") from exc
     except PermissionError as exc:
-        raise FileAreaError(
-            f"cannot {action} {path!r} in {where}: the server has no permission on disk"
-        ) from exc
+        raise FileAreaError(f"cannot {action} {path!r} in {where}: the server has no permission on disk") from exc
     except OSError as exc:
         raise FileAreaError(f"cannot {action} {path!r} in {where}: {exc.strerror or exc}") from exc
 
@@ -82,8 +78,7 @@ def _iso(timestamp: float) -> str:
 
 def _too_large(size: int, max_bytes: int, path: str) -> FileAreaError:
     return FileAreaError(
-        f"{path!r} is {size:,} bytes, over the {max_bytes:,}-byte cap for file areas; "
-        "split it into smaller files"
+        f"{path!r} is {size:,} bytes, over the {max_bytes:,}-byte cap for file areas; split it into smaller files"
     )
 
 
@@ -104,9 +99,7 @@ def _open_parents(root: Path, parents: tuple[str, ...], *, create: bool, path: s
                     why = "a symlink; Homeport never writes or deletes through symlinks"
                 else:
                     why = "a file, not a folder"
-                raise FileAreaError(
-                    f"path {path!r} in {where} goes through {name!r}, which is {why}"
-                ) from exc
+                raise FileAreaError(f"path {path!r} in {where} goes through {name!r}, which is {why}") from exc
             os.close(fd)
             fd = child
     except BaseException:
@@ -135,9 +128,7 @@ def _encode(content: str | bytes, encoding: str, path: str) -> bytes:
         try:
             return base64.b64decode(content, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise FileAreaError(
-                f"content for {path!r} is not valid base64 ({exc}); encode the bytes again"
-            ) from exc
+            raise FileAreaError(f"content for {path!r} is not valid base64 ({exc}); encode the bytes again") from exc
     if encoding != "utf-8":
         raise FileAreaError(f"encoding {encoding!r} is not one of: utf-8, base64")
     try:
@@ -228,9 +219,7 @@ def read_file(
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if stat.S_ISDIR(info.st_mode):
-                raise FileAreaError(
-                    f"{path!r} in {where} is a folder; list it, or pass the path of a file inside it"
-                )
+                raise FileAreaError(f"{path!r} in {where} is a folder; list it, or pass the path of a file inside it")
             if not stat.S_ISREG(info.st_mode):
                 raise FileAreaError(f"{path!r} in {where} is not a regular file")
             if info.st_size > max_bytes:
@@ -275,9 +264,7 @@ def delete_file(data_dir: PathLike, org: str, folder_id: str, scope: str, path: 
                 except OSError as exc:
                     if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                         raise
-                    raise FileAreaError(
-                        f"folder {path!r} in {where} is not empty; delete its files first"
-                    ) from exc
+                    raise FileAreaError(f"folder {path!r} in {where} is not empty; delete its files first") from exc
             else:
                 os.unlink(name, dir_fd=dir_fd)
         finally:
@@ -327,9 +314,7 @@ def list_folder_entries(
     entries: list[dict[str, Any]] = []
     with _os_errors("list", path, where):
         if not stat.S_ISDIR(os.stat(real).st_mode):
-            raise FileAreaError(
-                f"{path!r} in {where} is a file, not a folder; read it, or list its parent folder"
-            )
+            raise FileAreaError(f"{path!r} in {where} is a file, not a folder; read it, or list its parent folder")
         # Symlinked folders are listed but never descended into: walk does not follow links.
         walk = os.walk(real, onerror=_raise) if recursive else [(str(real), [], None)]
         for directory, _, _ in walk:

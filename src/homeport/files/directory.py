@@ -123,8 +123,7 @@ class Directory:
             if team is not None and team not in org.teams:
                 known = ", ".join(org.teams) or "none"
                 raise ConfigError(
-                    f"agent {agent_id!r} is in unknown team {team!r} {where} (teams: {known}); "
-                    "add the team first"
+                    f"agent {agent_id!r} is in unknown team {team!r} {where} (teams: {known}); add the team first"
                 )
         for agent_id in org.leadership:
             if agent_id not in org.agents:
@@ -149,9 +148,7 @@ class Directory:
         try:
             return self._agents[agent_id]
         except KeyError:
-            raise ConfigError(
-                f"agent {agent_id!r} is not in the directory; add it to an organization first"
-            ) from None
+            raise ConfigError(f"agent {agent_id!r} is not in the directory; add it to an organization first") from None
 
     def agents_of(self, org: str) -> dict[str, str | None]:
         """Agent id -> team id (or None) for `org`. Raises: ConfigError: unknown `org`."""
@@ -190,9 +187,7 @@ class Directory:
         """Raises: ConfigError: unknown `org` or `team`, or `agent_id` taken or invalid."""
         current = self.organization(org)
         if agent_id in self._agents:
-            raise ConfigError(
-                f"agent {agent_id!r} exists already in organization {self._agents[agent_id].org!r}"
-            )
+            raise ConfigError(f"agent {agent_id!r} exists already in organization {self._agents[agent_id].org!r}")
         return self._replacing(replace(current, agents={**current.agents, agent_id: team}))
 
     def with_team(self, org: str, team: str) -> Directory:

@@ -87,9 +87,7 @@ class TokenStore:
             entries = self._read()
             kept = [e for e in entries if e["token_id"] != token_id]
             if len(kept) == len(entries):
-                raise ConfigError(
-                    f"no token with id {token_id!r} in {self.path}; list the tokens to see their ids"
-                )
+                raise ConfigError(f"no token with id {token_id!r} in {self.path}; list the tokens to see their ids")
             self._write(kept)
 
     def verify(self, token: str) -> str | None:
@@ -121,9 +119,7 @@ class TokenStore:
             if data.get("version") != _FORMAT_VERSION or not isinstance(entries, list):
                 raise ValueError("unexpected version or shape")
             for entry in entries:
-                if not all(
-                    isinstance(entry.get(k), str) for k in ("token_id", "agent_id", "sha256", "created_at")
-                ):
+                if not all(isinstance(entry.get(k), str) for k in ("token_id", "agent_id", "sha256", "created_at")):
                     raise ValueError(f"malformed entry {entry.get('token_id')!r}")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(

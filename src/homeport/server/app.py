@@ -46,8 +46,14 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
 
 
 def build_server(runtime: Runtime) -> MCPServer:
-    mcp = MCPServer("homeport", version=__version__, instructions=INSTRUCTIONS, middleware=[_roots_changed],
-                    log_level="WARNING", **_auth_options(runtime))
+    mcp = MCPServer(
+        "homeport",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        middleware=[_roots_changed],
+        log_level="WARNING",
+        **_auth_options(runtime),
+    )
     for group in runtime.settings.tool_groups:
         for register in TOOL_GROUPS[group]:
             register(mcp, runtime)
@@ -67,8 +73,10 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     from homeport.server.auth import TokenStoreVerifier
 
     base = f"http://{'[' + settings.host + ']' if ':' in settings.host else settings.host}:{settings.port}"
-    return {"token_verifier": TokenStoreVerifier(TokenStore(settings.tokens_file)),
-            "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)}
+    return {
+        "token_verifier": TokenStoreVerifier(TokenStore(settings.tokens_file)),
+        "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False),
+    }
 
 
 def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -82,8 +90,9 @@ def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
     unknown = sorted(set(names) - set(TOOL_GROUPS))
     if unknown or not names:
-        raise ConfigError(f"unknown tool group(s) {', '.join(unknown) or '(none given)'}; "
-                          f"choose from {', '.join(TOOL_GROUPS)} or all")
+        raise ConfigError(
+            f"unknown tool group(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(TOOL_GROUPS)} or all"
+        )
     return tuple(g for g in TOOL_GROUPS if g in names)
 
 
@@ -98,12 +107,19 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:
 
     @mcp.custom_route("/healthz", methods=["GET"])
     async def healthz(_request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "version": __version__, "open_stores": len(runtime.stores),
-                             "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots]})
+        return JSONResponse(
+            {
+                "status": "ok",
+                "version": __version__,
+                "open_stores": len(runtime.stores),
+                "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
+            }
+        )
 
     return mcp.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
         transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins),
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        ),
     )

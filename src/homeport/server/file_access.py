@@ -69,26 +69,36 @@ class FileAreaService:
     def list_folders(self, agent_id: str | None, list_scope: str) -> list[dict[str, str]]:
         caller = self.caller(agent_id)
         directory = self.directory.get()
-        return policy.list_readable_folders(caller, list_scope, agents=directory.agents_of(caller.org),
-                                            teams=directory.teams_of(caller.org))
+        return policy.list_readable_folders(
+            caller, list_scope, agents=directory.agents_of(caller.org), teams=directory.teams_of(caller.org)
+        )
 
-    def run(self, agent_id: str | None, folder_id: str, scope: str, action: str, operation: str,
-            path: str, **kwargs: Any) -> dict[str, Any]:
+    def run(
+        self, agent_id: str | None, folder_id: str, scope: str, action: str, operation: str, path: str, **kwargs: Any
+    ) -> dict[str, Any]:
         """Check the policy for `action`, then run executor `operation`; the result names the location."""
         caller = self.caller(agent_id)
         owner = self.directory.get().folder_owner(caller.org, folder_id)
         exists = areas.area_exists(self.data_dir, caller.org, folder_id, scope) if scope in policy.SCOPES else True
         if action == "write" and not exists:
             action = "create"  # a folder that is not on disk yet: only its owner or team may create it
-        folder = policy.Folder(owner_kind=owner.kind, owner_id=folder_id, org=caller.org,  # type: ignore[arg-type]
-                               owner_team=owner.team if owner.kind == "agent" else None, exists=exists)
+        folder = policy.Folder(
+            owner_kind=owner.kind,
+            owner_id=folder_id,
+            org=caller.org,  # type: ignore[arg-type]
+            owner_team=owner.team if owner.kind == "agent" else None,
+            exists=exists,
+        )
         decision = policy.require(caller, folder, scope, action)
         result = getattr(areas, operation)(self.data_dir, caller.org, folder_id, scope, path, **kwargs)
         if isinstance(result, list):
             result = {"entries": result}
         root = areas.area_root(self.data_dir, caller.org, folder_id, scope)
-        return {**result, "area": {"org": caller.org, "folder_id": folder_id, "scope": scope, "root": str(root)},
-                "rule": decision.rule}
+        return {
+            **result,
+            "area": {"org": caller.org, "folder_id": folder_id, "scope": scope, "root": str(root)},
+            "rule": decision.rule,
+        }
 
 
 def _where(path: Path | None) -> str:

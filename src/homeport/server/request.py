@@ -123,8 +123,12 @@ def roots_if_needed(resolver: WorkspaceResolver):
         if not roots_declared(ctx):
             return None
         state = connection_state(ctx) if has_session(ctx) else {}
-        probe = CallInputs(argument=workspace or None, header=_http_value(ctx, "header"),
-                           query=_http_value(ctx, "query"), session=state.get(_SESSION_DEFAULT))
+        probe = CallInputs(
+            argument=workspace or None,
+            header=_http_value(ctx, "header"),
+            query=_http_value(ctx, "query"),
+            session=state.get(_SESSION_DEFAULT),
+        )
         if not resolver.needs_roots(probe):
             return None
         cached = state.get(_ROOTS)

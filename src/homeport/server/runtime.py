@@ -78,11 +78,17 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         handles,
     )
     data_dir = settings.data_dir or Path(os.path.realpath(home)) / ".local" / "share" / "homeport"
-    files = FileAreaService(data_dir=data_dir, directory=DirectoryCache(settings.directory_file),
-                            max_bytes=settings.max_file_bytes)
-    return Runtime(settings=settings, resolver=resolver, handles=handles,
-                   stores=StoreCache(capacity=settings.store_cache_size), files=files,
-                   databases=ProjectDatabases(settings.environ))
+    files = FileAreaService(
+        data_dir=data_dir, directory=DirectoryCache(settings.directory_file), max_bytes=settings.max_file_bytes
+    )
+    return Runtime(
+        settings=settings,
+        resolver=resolver,
+        handles=handles,
+        stores=StoreCache(capacity=settings.store_cache_size),
+        files=files,
+        databases=ProjectDatabases(settings.environ),
+    )
 
 
 def _allowed_root(path: Path) -> Path:

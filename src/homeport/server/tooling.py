@@ -39,8 +39,9 @@ WorkspaceArg = Annotated[
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-WRITE_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                   open_world_hint=False)
+WRITE_IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
@@ -53,10 +54,17 @@ def tool_error(exc: HomeportError) -> ToolError:
     return ToolError(f"{exc.message} [{exc.code}]")
 
 
-async def run_in_workspace(runtime: Runtime, ctx: Context, workspace: str | None,
-                           roots: types.ListRootsResult | None, *, write: bool,
-                           work: Callable[..., T], with_root: bool = False,
-                           create: bool | None = None) -> tuple[Workspace, T]:
+async def run_in_workspace(
+    runtime: Runtime,
+    ctx: Context,
+    workspace: str | None,
+    roots: types.ListRootsResult | None,
+    *,
+    write: bool,
+    work: Callable[..., T],
+    with_root: bool = False,
+    create: bool | None = None,
+) -> tuple[Workspace, T]:
     """Resolve the call's workspace and run `work(store)` (or `work(store, root)`), both on a worker thread.
 
     Reads get None for a workspace without a store (nothing is created by reading); writes
@@ -93,11 +101,19 @@ def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
     A dict result is returned as is (plus `workspace`); anything else is put under `key`.
     """
 
-    async def run(ctx: Context, workspace: str | None, roots: types.ListRootsResult | None, write: bool,
-                  work: Callable[..., Any], key: str | None = None, with_root: bool = False,
-                  create: bool | None = None) -> dict[str, Any]:
-        ws, result = await run_in_workspace(runtime, ctx, workspace, roots, write=write, work=work,
-                                            with_root=with_root, create=create)
+    async def run(
+        ctx: Context,
+        workspace: str | None,
+        roots: types.ListRootsResult | None,
+        write: bool,
+        work: Callable[..., Any],
+        key: str | None = None,
+        with_root: bool = False,
+        create: bool | None = None,
+    ) -> dict[str, Any]:
+        ws, result = await run_in_workspace(
+            runtime, ctx, workspace, roots, write=write, work=work, with_root=with_root, create=create
+        )
         return tool_result(ws, result, key)
 
     return run

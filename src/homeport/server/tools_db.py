@@ -23,33 +23,62 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
     run = workspace_runner(runtime)
     databases = runtime.databases
 
-    @mcp.tool(annotations=READ, description=(
-        "List the tables of the project's development database (found in .homeport/config.toml, .env, "
-        "Laravel, Rails or Django settings). Then call get_schema for a table."))
+    @mcp.tool(
+        annotations=READ,
+        description=(
+            "List the tables of the project's development database (found in .homeport/config.toml, .env, "
+            "Laravel, Rails or Django settings). Then call get_schema for a table."
+        ),
+    )
     async def get_tables(ctx: Context, roots: Roots, workspace: WorkspaceArg = None) -> Json:
         return await run(ctx, workspace, roots, False, lambda _s, root: databases.get_tables(root), with_root=True)
 
-    @mcp.tool(annotations=READ, description=(
-        "Columns (type, nullable, default, primary key), indexes, foreign keys and a CREATE-like text of a table."))
+    @mcp.tool(
+        annotations=READ,
+        description=(
+            "Columns (type, nullable, default, primary key), indexes, foreign keys and a CREATE-like text of a table."
+        ),
+    )
     async def get_schema(ctx: Context, roots: Roots, table: str, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False, lambda _s, root: databases.get_schema(root, table),
-                         with_root=True)
+        return await run(
+            ctx, workspace, roots, False, lambda _s, root: databases.get_schema(root, table), with_root=True
+        )
 
-    @mcp.tool(annotations=READ, description=(
-        "The database's dialect (sqlite, postgresql, mysql, mariadb), server version and where the connection "
-        "came from, so you write the right SQL."))
+    @mcp.tool(
+        annotations=READ,
+        description=(
+            "The database's dialect (sqlite, postgresql, mysql, mariadb), server version and where the connection "
+            "came from, so you write the right SQL."
+        ),
+    )
     async def get_database_type(ctx: Context, roots: Roots, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False, lambda _s, root: databases.get_database_type(root),
-                         with_root=True)
+        return await run(
+            ctx, workspace, roots, False, lambda _s, root: databases.get_database_type(root), with_root=True
+        )
 
-    @mcp.tool(annotations=QUERY, description=(
-        "Run ONE SQL statement and get {columns, rows, row_count, truncated, elapsed_ms, affected_rows, read_only}. "
-        "Read-only unless the "
-        "workspace's .homeport/config.toml allows writes; statement timeout and row limit apply. Use params "
-        "for values instead of pasting them into the SQL."))
-    async def run_query(ctx: Context, roots: Roots, query: str,
-                        params: Annotated[dict[str, Any] | None, Field(
-                            description="Values for :name placeholders in the query.")] = None,
-                        limit: Annotated[int, Field(ge=1, le=10_000)] = 200, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False,
-                         lambda _s, root: databases.run_query(root, query, params=params, limit=limit), with_root=True)
+    @mcp.tool(
+        annotations=QUERY,
+        description=(
+            "Run ONE SQL statement and get {columns, rows, row_count, truncated, elapsed_ms, affected_rows, "
+            "read_only}. Read-only unless the workspace's .homeport/config.toml allows writes; statement "
+            "timeout and row limit apply. Use params for values instead of pasting them into the SQL."
+        ),
+    )
+    async def run_query(
+        ctx: Context,
+        roots: Roots,
+        query: str,
+        params: Annotated[
+            dict[str, Any] | None, Field(description="Values for :name placeholders in the query.")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
+        workspace: WorkspaceArg = None,
+    ) -> Json:
+        return await run(
+            ctx,
+            workspace,
+            roots,
+            False,
+            lambda _s, root: databases.run_query(root, query, params=params, limit=limit),
+            with_root=True,
+        )

@@ -40,7 +40,9 @@ def dump_json(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidItemError(f"value is not JSON ({exc}); pass strings, numbers, booleans, null, lists or objects") from exc
+        raise InvalidItemError(
+            f"value is not JSON ({exc}); pass strings, numbers, booleans, null, lists or objects"
+        ) from exc
 
 
 def load_json(text: str) -> Any:

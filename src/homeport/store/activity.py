@@ -16,8 +16,9 @@ from homeport.store.tags import tags_of
 __all__ = ["recent_activity"]
 
 
-def recent_activity(store: Store | None, *, hours_ago: float | None = None, since: str | None = None,
-                    limit_per_type: int = 5) -> dict[str, Any]:
+def recent_activity(
+    store: Store | None, *, hours_ago: float | None = None, since: str | None = None, limit_per_type: int = 5
+) -> dict[str, Any]:
     """Items changed since `since` (ISO 8601) or in the last `hours_ago` hours (default 24), newest first.
 
     Raises:
@@ -30,14 +31,24 @@ def recent_activity(store: Store | None, *, hours_ago: float | None = None, sinc
     else:
         cutoff = utc_stamp(since, "since")
     limit = max(1, min(limit_per_type, 100))
-    out: dict[str, Any] = {"since": cutoff, "decisions": [], "progress": [], "system_patterns": [],
-                           "custom_data": [], "context_changes": [], "counts": {}}
+    out: dict[str, Any] = {
+        "since": cutoff,
+        "decisions": [],
+        "progress": [],
+        "system_patterns": [],
+        "custom_data": [],
+        "context_changes": [],
+        "counts": {},
+    }
     if store is None:
         return out
     with store.read() as conn:
-        for key, table, item_type in (("decisions", decisions, "decision"), ("progress", progress, "progress"),
-                                      ("system_patterns", system_patterns, "system_pattern"),
-                                      ("custom_data", custom_data, None)):
+        for key, table, item_type in (
+            ("decisions", decisions, "decision"),
+            ("progress", progress, "progress"),
+            ("system_patterns", system_patterns, "system_pattern"),
+            ("custom_data", custom_data, None),
+        ):
             recent = table.c.updated_at >= cutoff
             rows = conn.execute(select(table).where(recent).order_by(table.c.updated_at.desc()).limit(limit)).all()
             items = [row_dict(r) for r in rows]
@@ -50,11 +61,16 @@ def recent_activity(store: Store | None, *, hours_ago: float | None = None, sinc
                 item.pop("name_key", None)
             out[key] = items
             out["counts"][key] = conn.execute(select(func.count()).select_from(table).where(recent)).scalar()
-        changes = conn.execute(select(context_history.c.kind, context_history.c.version, context_history.c.changed_at)
-                               .where(context_history.c.changed_at >= cutoff)
-                               .order_by(context_history.c.changed_at.desc()).limit(limit)).all()
-        out["context_changes"] = [{"item_type": f"{r.kind}_context", "version": r.version, "changed_at": r.changed_at}
-                                  for r in changes]
+        changes = conn.execute(
+            select(context_history.c.kind, context_history.c.version, context_history.c.changed_at)
+            .where(context_history.c.changed_at >= cutoff)
+            .order_by(context_history.c.changed_at.desc())
+            .limit(limit)
+        ).all()
+        out["context_changes"] = [
+            {"item_type": f"{r.kind}_context", "version": r.version, "changed_at": r.changed_at} for r in changes
+        ]
         out["counts"]["context_changes"] = conn.execute(
-            select(func.count()).select_from(context_history).where(context_history.c.changed_at >= cutoff)).scalar()
+            select(func.count()).select_from(context_history).where(context_history.c.changed_at >= cutoff)
+        ).scalar()
     return out

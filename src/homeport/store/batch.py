@@ -20,14 +20,26 @@ MAX_BATCH = 500
 
 # item type -> (required fields, optional fields, writer)
 BATCH_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Callable[..., dict[str, Any]]]] = {
-    "decision": (("summary",), ("rationale", "implementation_details", "tags"),
-                 lambda c, summary, **kw: insert_decision(c, summary, **kw)),
-    "progress": (("status", "description"), ("parent_id",),
-                 lambda c, status, description, **kw: insert_progress(c, status, description, **kw)),
-    "system_pattern": (("name", "description"), ("tags",),
-                       lambda c, name, description, **kw: upsert_system_pattern(c, name, description, **kw)),
-    "custom_data": (("category", "key", "value"), (),
-                    lambda c, category, key, value: upsert_custom_data(c, category, key, value)),
+    "decision": (
+        ("summary",),
+        ("rationale", "implementation_details", "tags"),
+        lambda c, summary, **kw: insert_decision(c, summary, **kw),
+    ),
+    "progress": (
+        ("status", "description"),
+        ("parent_id",),
+        lambda c, status, description, **kw: insert_progress(c, status, description, **kw),
+    ),
+    "system_pattern": (
+        ("name", "description"),
+        ("tags",),
+        lambda c, name, description, **kw: upsert_system_pattern(c, name, description, **kw),
+    ),
+    "custom_data": (
+        ("category", "key", "value"),
+        (),
+        lambda c, category, key, value: upsert_custom_data(c, category, key, value),
+    ),
 }
 
 
@@ -52,9 +64,16 @@ def batch_log_items(store: Store, item_type: str, items: Sequence[dict[str, Any]
 
 # The JSON type each field must have; custom data values may be anything.
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "summary": (str,), "rationale": (str, type(None)), "implementation_details": (str, type(None)),
-    "tags": (list, type(None)), "status": (str,), "description": (str,), "parent_id": (int, type(None)),
-    "name": (str,), "category": (str,), "key": (str,),
+    "summary": (str,),
+    "rationale": (str, type(None)),
+    "implementation_details": (str, type(None)),
+    "tags": (list, type(None)),
+    "status": (str,),
+    "description": (str,),
+    "parent_id": (int, type(None)),
+    "name": (str,),
+    "category": (str,),
+    "key": (str,),
 }
 
 
@@ -65,18 +84,23 @@ def _check_fields(index: int, item: Any, required: tuple[str, ...], optional: tu
         allowed = _FIELD_TYPES.get(field)
         wrong = allowed is not None and (not isinstance(value, allowed) or isinstance(value, bool))
         if wrong or (field == "tags" and value is not None and not all(isinstance(t, str) for t in value)):
-            raise InvalidItemError(f"item {index}: field {field} has the wrong type ({type(value).__name__}); "
-                                   "nothing was written")
+            raise InvalidItemError(
+                f"item {index}: field {field} has the wrong type ({type(value).__name__}); nothing was written"
+            )
     missing = [f for f in required if f not in item]
     unknown = sorted(set(item) - set(required) - set(optional))
     if missing or unknown:
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
-            [f"unknown field(s) {', '.join(unknown)}"] if unknown else [])
-        raise InvalidItemError(f"item {index}: {'; '.join(parts)} (fields: {', '.join(required + optional)}); "
-                               "nothing was written")
+            [f"unknown field(s) {', '.join(unknown)}"] if unknown else []
+        )
+        raise InvalidItemError(
+            f"item {index}: {'; '.join(parts)} (fields: {', '.join(required + optional)}); nothing was written"
+        )
 
 
-def _write_one(conn: Connection, index: int, write: Callable[..., dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
+def _write_one(
+    conn: Connection, index: int, write: Callable[..., dict[str, Any]], item: dict[str, Any]
+) -> dict[str, Any]:
     try:
         return write(conn, **item)
     except HomeportError as exc:

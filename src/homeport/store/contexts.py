@@ -12,8 +12,15 @@ from homeport.store._common import dump_json, load_json, now, utc_stamp
 from homeport.store.database import Store
 from homeport.store.schema import context_history, contexts
 
-__all__ = ["DELETE_MARKER", "ContextKind", "apply_patch", "get_context", "get_history", "update_context",
-           "write_context"]
+__all__ = [
+    "DELETE_MARKER",
+    "ContextKind",
+    "apply_patch",
+    "get_context",
+    "get_history",
+    "update_context",
+    "write_context",
+]
 
 ContextKind = Literal["product", "active"]
 DELETE_MARKER = "__DELETE__"
@@ -37,8 +44,9 @@ def get_context(store: Store | None, kind: ContextKind) -> dict[str, Any]:
         return _read(conn, kind)
 
 
-def update_context(store: Store, kind: ContextKind, *, content: dict[str, Any] | None = None,
-                   patch: dict[str, Any] | None = None) -> dict[str, Any]:
+def update_context(
+    store: Store, kind: ContextKind, *, content: dict[str, Any] | None = None, patch: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Replace the document with `content`, or merge `patch` into it; returns the new version.
 
     Raises:
@@ -55,8 +63,9 @@ def update_context(store: Store, kind: ContextKind, *, content: dict[str, Any] |
         return write_context(conn, kind, document)
 
 
-def write_context(conn: Connection, kind: ContextKind, document: dict[str, Any], *,
-                  changed_at: str | None = None) -> dict[str, Any]:
+def write_context(
+    conn: Connection, kind: ContextKind, document: dict[str, Any], *, changed_at: str | None = None
+) -> dict[str, Any]:
     """Store `document` as the next version inside an open write transaction."""
     current_version = conn.execute(select(contexts.c.version).where(contexts.c.kind == kind)).scalar() or 0
     version = current_version + 1
@@ -65,22 +74,32 @@ def write_context(conn: Connection, kind: ContextKind, document: dict[str, Any],
     if current_version == 0:
         conn.execute(insert(contexts).values(kind=kind, content=body, version=version, updated_at=stamp))
     else:
-        conn.execute(update(contexts).where(contexts.c.kind == kind)
-                     .values(content=body, version=version, updated_at=stamp))
+        conn.execute(
+            update(contexts).where(contexts.c.kind == kind).values(content=body, version=version, updated_at=stamp)
+        )
     conn.execute(insert(context_history).values(kind=kind, version=version, content=body, changed_at=stamp))
     search_index.index_item(conn, f"{kind}_context", 1, title=f"{kind} context", body=body, updated_at=stamp)
     return {"content": document, "version": version, "updated_at": stamp}
 
 
-def get_history(store: Store | None, kind: ContextKind, *, limit: int = 10, version: int | None = None,
-                before: str | None = None, after: str | None = None) -> list[dict[str, Any]]:
+def get_history(
+    store: Store | None,
+    kind: ContextKind,
+    *,
+    limit: int = 10,
+    version: int | None = None,
+    before: str | None = None,
+    after: str | None = None,
+) -> list[dict[str, Any]]:
     """Versions of a context document, newest first; `version` picks one, `before`/`after` bound the time.
 
     Raises:
         ItemNotFoundError: `version` names no version.
     """
-    bounds = (utc_stamp(before, "before") if before is not None else None,
-              utc_stamp(after, "after") if after is not None else None)
+    bounds = (
+        utc_stamp(before, "before") if before is not None else None,
+        utc_stamp(after, "after") if after is not None else None,
+    )
     if store is None:
         if version is not None:
             raise ItemNotFoundError(f"{kind} context has no version {version}; it was never written")

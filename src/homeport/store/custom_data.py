@@ -30,16 +30,27 @@ def log_custom_data(store: Store, category: str, key: str, value: Any) -> dict[s
         return upsert_custom_data(conn, category, key, value)
 
 
-def upsert_custom_data(conn: Connection, category: str, key: str, value: Any, *, item_id: int | None = None,
-                       created_at: str | None = None, updated_at: str | None = None) -> dict[str, Any]:
+def upsert_custom_data(
+    conn: Connection,
+    category: str,
+    key: str,
+    value: Any,
+    *,
+    item_id: int | None = None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
     """Create or replace inside an open write transaction (batch writes and imports share this)."""
     category, key = (category or "").strip(), (key or "").strip()
     if not category or not key:
         raise InvalidItemError("custom data needs a non-empty category and key")
     body = dump_json(value)
     stamp = updated_at or now()
-    existing = conn.execute(select(custom_data.c.id, custom_data.c.created_at)
-                            .where(custom_data.c.category == category, custom_data.c.key == key)).first()
+    existing = conn.execute(
+        select(custom_data.c.id, custom_data.c.created_at).where(
+            custom_data.c.category == category, custom_data.c.key == key
+        )
+    ).first()
     if existing is None:
         created = created_at or stamp
         values = {"category": category, "key": key, "value": body, "created_at": created, "updated_at": stamp}
@@ -51,10 +62,10 @@ def upsert_custom_data(conn: Connection, category: str, key: str, value: Any, *,
         conn.execute(update(custom_data).where(custom_data.c.id == item_id).values(value=body, updated_at=stamp))
     # Canonical text (sorted keys), so the index is the same however the value's keys were ordered.
     text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    search_index.index_item(conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value,
-                            updated_at=stamp, category=category)
-    return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created,
-            "updated_at": stamp}
+    search_index.index_item(
+        conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value, updated_at=stamp, category=category
+    )
+    return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created, "updated_at": stamp}
 
 
 def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
@@ -64,18 +75,24 @@ def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
         ItemNotFoundError: nothing is stored there.
     """
     with store.write() as conn:
-        row = conn.execute(select(custom_data).where(custom_data.c.category == category.strip(),
-                                                     custom_data.c.key == key.strip())).first()
+        row = conn.execute(
+            select(custom_data).where(custom_data.c.category == category.strip(), custom_data.c.key == key.strip())
+        ).first()
         if row is None:
-            raise ItemNotFoundError(f"no custom data under category {category!r} and key {key!r}; "
-                                    "list them with get_custom_data")
+            raise ItemNotFoundError(
+                f"no custom data under category {category!r} and key {key!r}; list them with get_custom_data"
+            )
         links_removed = forget_item(conn, ITEM_TYPE, row.id)
         conn.execute(delete(custom_data).where(custom_data.c.id == row.id))
-    return {"deleted": {"type": ITEM_TYPE, **row_dict(row), "value": load_json(row.value)},
-            "links_removed": links_removed}
+    return {
+        "deleted": {"type": ITEM_TYPE, **row_dict(row), "value": load_json(row.value)},
+        "links_removed": links_removed,
+    }
 
 
-def get_custom_data(store: Store | None, *, category: str | None = None, key: str | None = None) -> list[dict[str, Any]]:
+def get_custom_data(
+    store: Store | None, *, category: str | None = None, key: str | None = None
+) -> list[dict[str, Any]]:
     """Entries ordered by category and key, optionally narrowed to a category and key."""
     if store is None:
         return []

@@ -22,8 +22,15 @@ from sqlalchemy.pool import NullPool
 
 from homeport.errors import InvalidItemError, StoreError
 
-__all__ = ["SCHEMA_REVISION", "SEARCH_INDEX_DDL", "STORE_DIRNAME", "STORE_FILENAME", "Store", "create_schema",
-           "store_path_for"]
+__all__ = [
+    "SCHEMA_REVISION",
+    "SEARCH_INDEX_DDL",
+    "STORE_DIRNAME",
+    "STORE_FILENAME",
+    "Store",
+    "create_schema",
+    "store_path_for",
+]
 
 STORE_DIRNAME = ".homeport"
 STORE_FILENAME = "homeport.db"
@@ -107,8 +114,9 @@ class Store:
         except SQLAlchemyError as exc:
             raise StoreError(f"{doing} the store {self.path} failed: {_cause(exc)}") from exc
         except UnicodeEncodeError as exc:  # unpaired surrogates, e.g. "\udcff", cannot be stored as UTF-8
-            raise InvalidItemError(f"text contains characters that are not valid Unicode ({exc.reason}); "
-                                   "send UTF-8 text") from exc
+            raise InvalidItemError(
+                f"text contains characters that are not valid Unicode ({exc.reason}); send UTF-8 text"
+            ) from exc
         finally:
             if conn is not None:
                 self._check_in(conn)
@@ -155,8 +163,10 @@ def create_schema(engine: Engine) -> None:
     with engine.connect().execution_options(homeport_begin="BEGIN IMMEDIATE") as conn, conn.begin():
         metadata.create_all(conn)
         conn.exec_driver_sql(SEARCH_INDEX_DDL)
-        conn.exec_driver_sql("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
-                             "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))")
+        conn.exec_driver_sql(
+            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+        )
         conn.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)", (SCHEMA_REVISION,))
 
 

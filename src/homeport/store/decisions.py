@@ -20,36 +20,62 @@ __all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision"
 ITEM_TYPE = "decision"
 
 
-def log_decision(store: Store, summary: str, *, rationale: str | None = None,
-                 implementation_details: str | None = None, tags: Sequence[str] | None = None) -> dict[str, Any]:
+def log_decision(
+    store: Store,
+    summary: str,
+    *,
+    rationale: str | None = None,
+    implementation_details: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Record a decision; returns it with its new id.
 
     Raises:
         InvalidItemError: an empty summary.
     """
     with store.write() as conn:
-        return insert_decision(conn, summary, rationale=rationale,
-                               implementation_details=implementation_details, tags=tags)
+        return insert_decision(
+            conn, summary, rationale=rationale, implementation_details=implementation_details, tags=tags
+        )
 
 
-def insert_decision(conn: Connection, summary: str, *, rationale: str | None = None,
-                    implementation_details: str | None = None, tags: Sequence[str] | None = None,
-                    item_id: int | None = None, created_at: str | None = None,
-                    updated_at: str | None = None) -> dict[str, Any]:
+def insert_decision(
+    conn: Connection,
+    summary: str,
+    *,
+    rationale: str | None = None,
+    implementation_details: str | None = None,
+    tags: Sequence[str] | None = None,
+    item_id: int | None = None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
     """Insert inside an open write transaction (batch writes and imports share this)."""
     summary = (summary or "").strip()
     if not summary:
         raise InvalidItemError("decision summary is empty; say in one line what was decided")
     created = created_at or now()
     updated = updated_at or created
-    values = {"summary": summary, "rationale": rationale, "implementation_details": implementation_details,
-              "created_at": created, "updated_at": updated}
+    values = {
+        "summary": summary,
+        "rationale": rationale,
+        "implementation_details": implementation_details,
+        "created_at": created,
+        "updated_at": updated,
+    }
     if item_id is not None:
         values["id"] = item_id
     item_id = conn.execute(_INSERT, values).inserted_primary_key[0]
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
-    search_index.index_item(conn, ITEM_TYPE, item_id, title=summary, updated_at=updated, tags=clean,
-                            body="\n".join(x for x in (rationale, implementation_details) if x))
+    search_index.index_item(
+        conn,
+        ITEM_TYPE,
+        item_id,
+        title=summary,
+        updated_at=updated,
+        tags=clean,
+        body="\n".join(x for x in (rationale, implementation_details) if x),
+    )
     return {"id": item_id, **values, "tags": clean}
 
 
@@ -68,8 +94,13 @@ def delete_decision(store: Store, decision_id: int) -> dict[str, Any]:
     return {"deleted": {"type": ITEM_TYPE, **row_dict(row)}, "links_removed": links_removed}
 
 
-def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[str] | None = None,
-                  tags_all: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def get_decisions(
+    store: Store | None,
+    *,
+    limit: int = 20,
+    tags_any: Sequence[str] | None = None,
+    tags_all: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
     """Decisions, newest first."""
     if store is None:
         return []
@@ -84,8 +115,11 @@ def get_decisions(store: Store | None, *, limit: int = 20, tags_any: Sequence[st
 # Built once: statements SQLAlchemy would otherwise rebuild and re-key on every call.
 _INSERT = insert(decisions)
 # The common list call (newest decisions, no filter) only binds the limit.
-_LIST = (select(decisions, tag_list_column(ITEM_TYPE, decisions.c.id))
-         .order_by(decisions.c.id.desc()).limit(bindparam("limit")))
+_LIST = (
+    select(decisions, tag_list_column(ITEM_TYPE, decisions.c.id))
+    .order_by(decisions.c.id.desc())
+    .limit(bindparam("limit"))
+)
 
 
 def _with_tags(row: dict[str, Any]) -> dict[str, Any]:

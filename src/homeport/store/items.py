@@ -47,9 +47,13 @@ def require_item(conn: Connection, item_type: str, item_id: int) -> None:
 def forget_item(conn: Connection, item_type: str, item_id: int) -> int:
     """Remove an item's tags, links and index entry; returns how many links went with it."""
     conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
-    removed = conn.execute(delete(links).where(or_(
-        (links.c.source_type == item_type) & (links.c.source_id == item_id),
-        (links.c.target_type == item_type) & (links.c.target_id == item_id),
-    ))).rowcount
+    removed = conn.execute(
+        delete(links).where(
+            or_(
+                (links.c.source_type == item_type) & (links.c.source_id == item_id),
+                (links.c.target_type == item_type) & (links.c.target_id == item_id),
+            )
+        )
+    ).rowcount
     search_index.unindex_item(conn, item_type, item_id)
     return removed

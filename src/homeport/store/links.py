@@ -17,8 +17,16 @@ __all__ = ["get_linked_items", "insert_link", "link_items"]
 MAX_DEPTH = 3
 
 
-def link_items(store: Store, source_type: str, source_id: int, target_type: str, target_id: int,
-               relationship: str, *, description: str | None = None) -> dict[str, Any]:
+def link_items(
+    store: Store,
+    source_type: str,
+    source_id: int,
+    target_type: str,
+    target_id: int,
+    relationship: str,
+    *,
+    description: str | None = None,
+) -> dict[str, Any]:
     """Link two existing items; linking the same pair with the same relationship again returns the first link.
 
     Raises:
@@ -29,8 +37,17 @@ def link_items(store: Store, source_type: str, source_id: int, target_type: str,
         return insert_link(conn, source_type, source_id, target_type, target_id, relationship, description=description)
 
 
-def insert_link(conn: Connection, source_type: str, source_id: int, target_type: str, target_id: int,
-                relationship: str, *, description: str | None = None, created_at: str | None = None) -> dict[str, Any]:
+def insert_link(
+    conn: Connection,
+    source_type: str,
+    source_id: int,
+    target_type: str,
+    target_id: int,
+    relationship: str,
+    *,
+    description: str | None = None,
+    created_at: str | None = None,
+) -> dict[str, Any]:
     relationship = (relationship or "").strip()
     if not relationship:
         raise InvalidItemError("relationship is empty; name it, e.g. implements, depends_on, relates_to")
@@ -38,8 +55,13 @@ def insert_link(conn: Connection, source_type: str, source_id: int, target_type:
         raise InvalidItemError(f"{source_type} {source_id} cannot be linked to itself")
     require_item(conn, source_type, source_id)
     require_item(conn, target_type, target_id)
-    edge = {"source_type": source_type, "source_id": source_id, "target_type": target_type,
-            "target_id": target_id, "relationship": relationship}
+    edge = {
+        "source_type": source_type,
+        "source_id": source_id,
+        "target_type": target_type,
+        "target_id": target_id,
+        "relationship": relationship,
+    }
     existing = conn.execute(select(links).filter_by(**edge)).first()
     if existing is not None:
         return {**row_dict(existing), "created": False}
@@ -48,8 +70,15 @@ def insert_link(conn: Connection, source_type: str, source_id: int, target_type:
     return {"id": link_id, **values, "created": True}
 
 
-def get_linked_items(store: Store | None, item_type: str, item_id: int, *, relationship: str | None = None,
-                     linked_type: str | None = None, depth: int = 1) -> list[dict[str, Any]]:
+def get_linked_items(
+    store: Store | None,
+    item_type: str,
+    item_id: int,
+    *,
+    relationship: str | None = None,
+    linked_type: str | None = None,
+    depth: int = 1,
+) -> list[dict[str, Any]]:
     """Items linked to the given one in either direction, up to `depth` hops (1-3), nearest first.
 
     Each entry: `{type, id, relationship, direction, depth, via}` where direction is "outgoing"
@@ -79,19 +108,34 @@ def get_linked_items(store: Store | None, item_type: str, item_id: int, *, relat
                     seen.add(neighbour)
                     next_frontier.append(neighbour)
                     if linked_type is None or neighbour[0] == linked_type:
-                        found.append({"type": neighbour[0], "id": neighbour[1], "relationship": edge.relationship,
-                                      "direction": direction, "depth": hop, "link_id": edge.id,
-                                      "via": {"type": node[0], "id": node[1]}, "description": edge.description})
+                        found.append(
+                            {
+                                "type": neighbour[0],
+                                "id": neighbour[1],
+                                "relationship": edge.relationship,
+                                "direction": direction,
+                                "depth": hop,
+                                "link_id": edge.id,
+                                "via": {"type": node[0], "id": node[1]},
+                                "description": edge.description,
+                            }
+                        )
             frontier = next_frontier
     return found
 
 
 def _edges(conn: Connection, node: tuple[str, int], relationship: str | None) -> list[Any]:
     item_type, item_id = node
-    stmt = select(links).where(or_(
-        (links.c.source_type == item_type) & (links.c.source_id == item_id),
-        (links.c.target_type == item_type) & (links.c.target_id == item_id),
-    )).order_by(links.c.id)
+    stmt = (
+        select(links)
+        .where(
+            or_(
+                (links.c.source_type == item_type) & (links.c.source_id == item_id),
+                (links.c.target_type == item_type) & (links.c.target_id == item_id),
+            )
+        )
+        .order_by(links.c.id)
+    )
     if relationship is not None:
         stmt = stmt.where(links.c.relationship == relationship.strip())
     return conn.execute(stmt).all()

@@ -20,7 +20,9 @@ __all__ = ["delete_system_pattern", "get_system_patterns", "log_system_pattern",
 ITEM_TYPE = "system_pattern"
 
 
-def log_system_pattern(store: Store, name: str, description: str, *, tags: Sequence[str] | None = None) -> dict[str, Any]:
+def log_system_pattern(
+    store: Store, name: str, description: str, *, tags: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Create a pattern, or update the one with the same name (case-insensitive); tags=None keeps its tags.
 
     Raises:
@@ -30,42 +32,73 @@ def log_system_pattern(store: Store, name: str, description: str, *, tags: Seque
         return upsert_system_pattern(conn, name, description, tags=tags)
 
 
-def upsert_system_pattern(conn: Connection, name: str, description: str, *, tags: Sequence[str] | None = None,
-                          item_id: int | None = None, created_at: str | None = None,
-                          updated_at: str | None = None) -> dict[str, Any]:
+def upsert_system_pattern(
+    conn: Connection,
+    name: str,
+    description: str,
+    *,
+    tags: Sequence[str] | None = None,
+    item_id: int | None = None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
     name, description = (name or "").strip(), (description or "").strip()
     if not name or not description:
         raise InvalidItemError("a system pattern needs a non-empty name and description")
     stamp = updated_at or now()
-    existing = conn.execute(select(system_patterns.c.id, system_patterns.c.created_at)
-                            .where(system_patterns.c.name_key == name.casefold())).first()
+    existing = conn.execute(
+        select(system_patterns.c.id, system_patterns.c.created_at).where(system_patterns.c.name_key == name.casefold())
+    ).first()
     if existing is None:
         created = created_at or stamp
-        values = {"name": name, "name_key": name.casefold(), "description": description,
-                  "created_at": created, "updated_at": stamp}
+        values = {
+            "name": name,
+            "name_key": name.casefold(),
+            "description": description,
+            "created_at": created,
+            "updated_at": stamp,
+        }
         if item_id is not None:
             values["id"] = item_id
         item_id = conn.execute(insert(system_patterns).values(**values)).inserted_primary_key[0]
     else:
         item_id, created = existing
-        conn.execute(update(system_patterns).where(system_patterns.c.id == item_id)
-                     .values(name=name, description=description, updated_at=stamp))
+        conn.execute(
+            update(system_patterns)
+            .where(system_patterns.c.id == item_id)
+            .values(name=name, description=description, updated_at=stamp)
+        )
     if tags is not None or existing is None:
         clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     else:  # re-logging a name without tags keeps the tags it has
         clean = tags_of(conn, ITEM_TYPE, [item_id]).get(item_id, [])
     search_index.index_item(conn, ITEM_TYPE, item_id, title=name, body=description, updated_at=stamp, tags=clean)
-    return {"id": item_id, "name": name, "description": description, "tags": clean,
-            "created_at": created, "updated_at": stamp, "updated": existing is not None}
+    return {
+        "id": item_id,
+        "name": name,
+        "description": description,
+        "tags": clean,
+        "created_at": created,
+        "updated_at": stamp,
+        "updated": existing is not None,
+    }
 
 
-def get_system_patterns(store: Store | None, *, tags_any: Sequence[str] | None = None,
-                        tags_all: Sequence[str] | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def get_system_patterns(
+    store: Store | None,
+    *,
+    tags_any: Sequence[str] | None = None,
+    tags_all: Sequence[str] | None = None,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
     """Patterns ordered by name."""
     if store is None:
         return []
-    stmt = (select(system_patterns, tag_list_column(ITEM_TYPE, system_patterns.c.id))
-            .order_by(system_patterns.c.name_key).limit(max(1, min(limit, 1000))))
+    stmt = (
+        select(system_patterns, tag_list_column(ITEM_TYPE, system_patterns.c.id))
+        .order_by(system_patterns.c.name_key)
+        .limit(max(1, min(limit, 1000)))
+    )
     stmt = filter_by_tags(stmt, system_patterns.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
     with store.read() as conn:
         rows = [row_dict(r) for r in conn.execute(stmt)]

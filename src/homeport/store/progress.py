@@ -13,8 +13,15 @@ from homeport.store.database import Store
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
 
-__all__ = ["COMMON_STATUSES", "delete_progress", "get_progress", "get_progress_tree", "insert_progress",
-           "log_progress", "update_progress"]
+__all__ = [
+    "COMMON_STATUSES",
+    "delete_progress",
+    "get_progress",
+    "get_progress_tree",
+    "insert_progress",
+    "log_progress",
+    "update_progress",
+]
 
 ITEM_TYPE = "progress"
 # Statuses are free text; these are the ones agents and the CLI use by convention.
@@ -32,16 +39,28 @@ def log_progress(store: Store, status: str, description: str, *, parent_id: int 
         return insert_progress(conn, status, description, parent_id=parent_id)
 
 
-def insert_progress(conn: Connection, status: str, description: str, *, parent_id: int | None = None,
-                    item_id: int | None = None, created_at: str | None = None,
-                    updated_at: str | None = None) -> dict[str, Any]:
+def insert_progress(
+    conn: Connection,
+    status: str,
+    description: str,
+    *,
+    parent_id: int | None = None,
+    item_id: int | None = None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
     """Insert inside an open write transaction (batch writes and imports share this)."""
     status, description = _clean(status, "status"), _clean(description, "description")
     if parent_id is not None:
         _require(conn, parent_id, "parent_id")
     created = created_at or now()
-    values = {"status": status, "description": description, "parent_id": parent_id,
-              "created_at": created, "updated_at": updated_at or created}
+    values = {
+        "status": status,
+        "description": description,
+        "parent_id": parent_id,
+        "created_at": created,
+        "updated_at": updated_at or created,
+    }
     if item_id is not None:
         values["id"] = item_id
     item_id = conn.execute(insert(progress).values(**values)).inserted_primary_key[0]
@@ -49,8 +68,14 @@ def insert_progress(conn: Connection, status: str, description: str, *, parent_i
     return {"id": item_id, **values}
 
 
-def update_progress(store: Store, progress_id: int, *, status: str | None = None, description: str | None = None,
-                    parent_id: int | None = None) -> dict[str, Any]:
+def update_progress(
+    store: Store,
+    progress_id: int,
+    *,
+    status: str | None = None,
+    description: str | None = None,
+    parent_id: int | None = None,
+) -> dict[str, Any]:
     """Change the given fields of an entry; `parent_id=0` moves it to the top level.
 
     Raises:
@@ -100,8 +125,9 @@ def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) ->
     return {"deleted": [{"type": ITEM_TYPE, **row_dict(r)} for r in rows], "links_removed": links_removed}
 
 
-def get_progress(store: Store | None, *, status: str | None = None, parent_id: int | None = None,
-                 limit: int = 50) -> list[dict[str, Any]]:
+def get_progress(
+    store: Store | None, *, status: str | None = None, parent_id: int | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
     """Entries newest first, optionally by status and parent."""
     if store is None:
         return []
@@ -114,7 +140,9 @@ def get_progress(store: Store | None, *, status: str | None = None, parent_id: i
         return [row_dict(r) for r in conn.execute(stmt, {"limit": max(1, min(limit, 1000))})]
 
 
-def get_progress_tree(store: Store | None, *, root_id: int | None = None, status: str | None = None) -> list[dict[str, Any]]:
+def get_progress_tree(
+    store: Store | None, *, root_id: int | None = None, status: str | None = None
+) -> list[dict[str, Any]]:
     """Entries nested under `children`, oldest first; the subtree of `root_id`, or every top-level entry.
 
     With `status`, only matching entries are kept, with the ancestors that lead to them.
@@ -182,5 +210,6 @@ def _refuse_cycle(conn: Connection, item_id: int, parent_id: int) -> None:
 
 
 def _index(conn: Connection, item_id: int, status: str, description: str, updated_at: str) -> None:
-    search_index.index_item(conn, ITEM_TYPE, item_id, title=description[:120], body=f"{description}\n{status}",
-                            updated_at=updated_at)
+    search_index.index_item(
+        conn, ITEM_TYPE, item_id, title=description[:120], body=f"{description}\n{status}", updated_at=updated_at
+    )

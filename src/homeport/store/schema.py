@@ -1,9 +1,9 @@
 """The tables of one workspace's memory, in SQLAlchemy Core (one code path for every dialect).
 
 Ids are never reused after a delete (AUTOINCREMENT), so an id an agent remembers or an export
-carries never comes to mean another item. Timestamps are ISO 8601 UTC strings (they sort, export and round-trip exactly); JSON documents
-and values are stored as text. The full-text index is dialect-specific and lives in the
-migrations and `search.py`, not here.
+carries never comes to mean another item. Timestamps are ISO 8601 UTC strings (they sort, export
+and round-trip exactly); JSON documents and values are stored as text. The full-text index is
+dialect-specific and lives in the migrations and `search.py`, not here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from sqlalchemy import (
 )
 
 __all__ = [
-    "context_history", "contexts", "custom_data", "decisions", "item_tags", "links", "metadata", "progress",
+    "context_history",
+    "contexts",
+    "custom_data",
+    "decisions",
+    "item_tags",
+    "links",
+    "metadata",
+    "progress",
     "system_patterns",
 ]
 
@@ -46,7 +53,7 @@ context_history = Table(
     Column("content", Text, nullable=False),
     Column("changed_at", String(32), nullable=False),
     UniqueConstraint("kind", "version", name="uq_context_history_kind_version"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 decisions = Table(
@@ -59,7 +66,7 @@ decisions = Table(
     Column("created_at", String(32), nullable=False),
     Column("updated_at", String(32), nullable=False),
     Index("ix_decisions_updated", "updated_at"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 progress = Table(
@@ -74,7 +81,7 @@ progress = Table(
     Index("ix_progress_parent", "parent_id"),
     Index("ix_progress_status", "status"),
     Index("ix_progress_updated", "updated_at"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 custom_data = Table(
@@ -88,7 +95,7 @@ custom_data = Table(
     Column("updated_at", String(32), nullable=False),
     UniqueConstraint("category", "key", name="uq_custom_data_category_key"),
     Index("ix_custom_data_updated", "updated_at"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 # `name_key` is the case-folded name: logging an existing name (any case) updates that pattern.
@@ -102,7 +109,7 @@ system_patterns = Table(
     Column("created_at", String(32), nullable=False),
     Column("updated_at", String(32), nullable=False),
     UniqueConstraint("name_key", name="uq_system_patterns_name_key"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 # A typed edge between any two items; contexts are addressed with id 1.
@@ -120,7 +127,7 @@ links = Table(
     UniqueConstraint("source_type", "source_id", "target_type", "target_id", "relationship", name="uq_links_edge"),
     Index("ix_links_source", "source_type", "source_id"),
     Index("ix_links_target", "target_type", "target_id"),
-    sqlite_autoincrement=True
+    sqlite_autoincrement=True,
 )
 
 # Tags of any item type; `tag_key` is the case-folded form used for matching and uniqueness.

@@ -35,12 +35,32 @@ def index_rowid(item_type: str, item_id: int) -> int:
     return (_TYPE_CODES[item_type] << 40) | item_id
 
 
-def index_item(conn: Connection, item_type: str, item_id: int, *, title: str, body: str, updated_at: str,
-               tags: Sequence[str] = (), category: str | None = None) -> None:
+def index_item(
+    conn: Connection,
+    item_type: str,
+    item_id: int,
+    *,
+    title: str,
+    body: str,
+    updated_at: str,
+    tags: Sequence[str] = (),
+    category: str | None = None,
+) -> None:
     rowid = index_rowid(item_type, item_id)
     conn.execute(_UNINDEX, {"r": rowid})
-    conn.execute(_INDEX, {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title,
-                          "b": body, "g": " ".join(tags)})
+    conn.execute(
+        _INDEX,
+        {
+            "r": rowid,
+            "t": item_type,
+            "i": item_id,
+            "c": category,
+            "u": updated_at,
+            "ti": title,
+            "b": body,
+            "g": " ".join(tags),
+        },
+    )
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
@@ -48,8 +68,10 @@ def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
 
 
 _UNINDEX = text("DELETE FROM search_index WHERE rowid = :r")
-_INDEX = text("INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
-              "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)")
+_INDEX = text(
+    "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
+    "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"
+)
 
 
 def plain_words(query: str) -> str:
@@ -58,9 +80,16 @@ def plain_words(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def search(store: Store | None, query: str, *, types: Sequence[str] | None = None,
-           tags_any: Sequence[str] | None = None, category: str | None = None, since: str | None = None,
-           limit: int = 20) -> list[dict[str, Any]]:
+def search(
+    store: Store | None,
+    query: str,
+    *,
+    types: Sequence[str] | None = None,
+    tags_any: Sequence[str] | None = None,
+    category: str | None = None,
+    since: str | None = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
     """Ranked hits `{type, id, title, snippet, score, updated_at}`; higher score is better.
 
     `category` narrows to custom data of that category (ProjectGlossary: the glossary);
@@ -99,8 +128,11 @@ def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"q": match, "limit": f.limit}
     where = ["search_index MATCH :q", _in_list("item_type", "t", f.types, params)]
     if f.tags:
-        where.append("EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
-                     f"AND g.item_id = search_index.item_id AND {_in_list('g.tag_key', 'g', [t.casefold() for t in f.tags], params)})")
+        keys = _in_list("g.tag_key", "g", [t.casefold() for t in f.tags], params)
+        where.append(
+            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
+            f"AND g.item_id = search_index.item_id AND {keys})"
+        )
     if f.category:
         where.append("category = :category")
         params["category"] = f.category
@@ -110,14 +142,21 @@ def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
     rows = conn.execute(
         text(
             "SELECT item_type, item_id, title, updated_at, "
-            "snippet(search_index, -1, '[', ']', '…', 16) AS snip, bm25(search_index, 0, 0, 0, 0, 4.0, 1.0, 2.0) AS rank "
+            "snippet(search_index, -1, '[', ']', '…', 16) AS snip, "
+            "bm25(search_index, 0, 0, 0, 0, 4.0, 1.0, 2.0) AS rank "
             f"FROM search_index WHERE {' AND '.join(where)} ORDER BY rank LIMIT :limit"
         ),
         params,
     )
     return [
-        {"type": r.item_type, "id": int(r.item_id), "title": r.title, "snippet": r.snip or r.title,
-         "score": float(f"{-float(r.rank):.6g}"), "updated_at": r.updated_at}
+        {
+            "type": r.item_type,
+            "id": int(r.item_id),
+            "title": r.title,
+            "snippet": r.snip or r.title,
+            "score": float(f"{-float(r.rank):.6g}"),
+            "updated_at": r.updated_at,
+        }
         for r in rows
     ]
 

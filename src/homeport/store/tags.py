@@ -18,9 +18,12 @@ _SEPARATOR = "\x1f"  # the ASCII unit separator never appears in a tag (normaliz
 
 def tag_list_column(item_type: str, id_column: Any) -> Label[Any]:
     """A column with each row's tags in one string, so a list query needs no second query for tags."""
-    return (select(func.aggregate_strings(item_tags.c.tag, _SEPARATOR))
-            .where(item_tags.c.item_type == item_type, item_tags.c.item_id == id_column)
-            .scalar_subquery().label("tag_list"))
+    return (
+        select(func.aggregate_strings(item_tags.c.tag, _SEPARATOR))
+        .where(item_tags.c.item_type == item_type, item_tags.c.item_id == id_column)
+        .scalar_subquery()
+        .label("tag_list")
+    )
 
 
 def split_tags(tag_list: str | None) -> list[str]:
@@ -32,14 +35,17 @@ def set_tags(conn: Connection, item_type: str, item_id: int, tags: Iterable[str]
     clean = normalize_tags(tags)
     conn.execute(_DELETE_TAGS, {"type": item_type, "id": item_id})
     if clean:
-        conn.execute(_INSERT_TAG, [
-            {"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean
-        ])
+        conn.execute(
+            _INSERT_TAG,
+            [{"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean],
+        )
     return clean
 
 
 # Built once: set_tags runs on every write of a tagged item.
-_DELETE_TAGS = delete(item_tags).where(item_tags.c.item_type == bindparam("type"), item_tags.c.item_id == bindparam("id"))
+_DELETE_TAGS = delete(item_tags).where(
+    item_tags.c.item_type == bindparam("type"), item_tags.c.item_id == bindparam("id")
+)
 _INSERT_TAG = insert(item_tags)
 
 
@@ -57,20 +63,25 @@ def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, l
     return out
 
 
-def filter_by_tags(stmt: Select, id_column, item_type: str, *, tags_any: Iterable[str] | None,
-                   tags_all: Iterable[str] | None) -> Select:
+def filter_by_tags(
+    stmt: Select, id_column, item_type: str, *, tags_any: Iterable[str] | None, tags_all: Iterable[str] | None
+) -> Select:
     """Narrow `stmt` to items carrying any of `tags_any` and all of `tags_all`."""
     any_keys = [t.casefold() for t in normalize_tags(tags_any)]
     all_keys = [t.casefold() for t in normalize_tags(tags_all)]
     if any_keys:
-        stmt = stmt.where(id_column.in_(
-            select(item_tags.c.item_id).where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(any_keys))
-        ))
+        stmt = stmt.where(
+            id_column.in_(
+                select(item_tags.c.item_id).where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(any_keys))
+            )
+        )
     if all_keys:
-        stmt = stmt.where(id_column.in_(
-            select(item_tags.c.item_id)
-            .where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(all_keys))
-            .group_by(item_tags.c.item_id)
-            .having(func.count() == len(all_keys))
-        ))
+        stmt = stmt.where(
+            id_column.in_(
+                select(item_tags.c.item_id)
+                .where(item_tags.c.item_type == item_type, item_tags.c.tag_key.in_(all_keys))
+                .group_by(item_tags.c.item_id)
+                .having(func.count() == len(all_keys))
+            )
+        )
     return stmt

@@ -61,8 +61,10 @@ _SECTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "custom_data": ((), ("id", "category", "key", "value", "created_at", "updated_at")),
     "product_context": ((), ("version", "content", "changed_at")),
     "active_context": ((), ("version", "content", "changed_at")),
-    "links": (("description",), ("id", "source_type", "source_id", "target_type", "target_id", "relationship",
-                                 "created_at")),
+    "links": (
+        ("description",),
+        ("id", "source_type", "source_id", "target_type", "target_id", "relationship", "created_at"),
+    ),
 }
 _ITEM = re.compile(r"<!-- item (\{.*?\}) -->\n(.*?)<!-- end item -->", re.S)
 _FIELD = re.compile(r"<!-- field (\w+) -->\n(.*?)\n<!-- end \1 -->", re.S)
@@ -79,12 +81,16 @@ def inside_workspace(root: Path, given: str | None, default: str) -> Path:
         candidate = root / candidate
     resolved = Path(os.path.realpath(candidate))
     if resolved != root and root not in resolved.parents:
-        raise InvalidItemError(f"directory {given!r} resolves to {resolved}, outside the workspace {root}; "
-                               "use a path inside the workspace (default: .homeport/export)")
+        raise InvalidItemError(
+            f"directory {given!r} resolves to {resolved}, outside the workspace {root}; "
+            "use a path inside the workspace (default: .homeport/export)"
+        )
     return resolved
 
 
-def export_memory(store: Store | None, root: Path, *, fmt: Format = "json", output_dir: str | None = None) -> dict[str, Any]:
+def export_memory(
+    store: Store | None, root: Path, *, fmt: Format = "json", output_dir: str | None = None
+) -> dict[str, Any]:
     """Write the memory of the workspace under `output_dir`; returns the files and item counts.
 
     Raises:
@@ -95,25 +101,36 @@ def export_memory(store: Store | None, root: Path, *, fmt: Format = "json", outp
     target = inside_workspace(root, output_dir, DEFAULT_EXPORT_DIR)
     data = _collect(store)
     files = []
-    manifest = {"format": fmt, "format_version": FORMAT_VERSION, "schema_revision": SCHEMA_REVISION,
-                "exported_at": now(), "counts": {k: len(v) for k, v in data.items()}}
+    manifest = {
+        "format": fmt,
+        "format_version": FORMAT_VERSION,
+        "schema_revision": SCHEMA_REVISION,
+        "exported_at": now(),
+        "counts": {k: len(v) for k, v in data.items()},
+    }
     try:
         target.mkdir(parents=True, exist_ok=True)
         for section, items in data.items():
             name = f"{section}.{'json' if fmt == 'json' else 'md'}"
-            body = json.dumps(items, indent=2, ensure_ascii=False, sort_keys=True) + "\n" if fmt == "json" \
+            body = (
+                json.dumps(items, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+                if fmt == "json"
                 else _to_markdown(section, items)
+            )
             _write_atomic(target / name, body)
             files.append(name)
         _write_atomic(target / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     except OSError as exc:
-        raise InvalidItemError(f"cannot export to {target}: {exc.strerror or exc}; choose a directory inside the "
-                               "workspace that is not a file") from exc
+        raise InvalidItemError(
+            f"cannot export to {target}: {exc.strerror or exc}; choose a directory inside the "
+            "workspace that is not a file"
+        ) from exc
     return {"output_dir": str(target), "files": ["manifest.json", *files], **manifest}
 
 
-def import_memory(store: Store, root: Path, *, input_dir: str | None = None,
-                  mode: Literal["merge", "replace"] = "merge") -> dict[str, Any]:
+def import_memory(
+    store: Store, root: Path, *, input_dir: str | None = None, mode: Literal["merge", "replace"] = "merge"
+) -> dict[str, Any]:
     """Read an export back, in one transaction. `replace` empties the memory first; `merge` keeps it
     and overwrites items with the same id (custom data: same category and key; patterns: same name).
 
@@ -144,9 +161,13 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
     if store is None:
         return data
     with store.read() as conn:
-        for section, table, item_type in (("decisions", decisions, "decision"), ("progress", progress, None),
-                                          ("system_patterns", system_patterns, "system_pattern"),
-                                          ("custom_data", custom_data, None), ("links", links, None)):
+        for section, table, item_type in (
+            ("decisions", decisions, "decision"),
+            ("progress", progress, None),
+            ("system_patterns", system_patterns, "system_pattern"),
+            ("custom_data", custom_data, None),
+            ("links", links, None),
+        ):
             rows = [row_dict(r) for r in conn.execute(select(table).order_by(table.c.id))]
             if item_type:
                 tags = tags_of(conn, item_type, [r["id"] for r in rows])
@@ -157,10 +178,12 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
                     row["value"] = load_json(row["value"])
             data[section] = rows
         for kind in ("product", "active"):
-            versions = conn.execute(select(context_history).where(context_history.c.kind == kind)
-                                    .order_by(context_history.c.version)).all()
-            data[f"{kind}_context"] = [{"version": v.version, "content": load_json(v.content),
-                                        "changed_at": v.changed_at} for v in versions]
+            versions = conn.execute(
+                select(context_history).where(context_history.c.kind == kind).order_by(context_history.c.version)
+            ).all()
+            data[f"{kind}_context"] = [
+                {"version": v.version, "content": load_json(v.content), "changed_at": v.changed_at} for v in versions
+            ]
     return data
 
 
@@ -169,37 +192,65 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
         for d in data["decisions"]:
             if not replace:
                 _drop_existing(conn, decisions, "decision", d["id"])
-            insert_decision(conn, d["summary"], rationale=d.get("rationale"), tags=d.get("tags"),
-                            implementation_details=d.get("implementation_details"), item_id=d["id"],
-                            created_at=d["created_at"], updated_at=d["updated_at"])
+            insert_decision(
+                conn,
+                d["summary"],
+                rationale=d.get("rationale"),
+                tags=d.get("tags"),
+                implementation_details=d.get("implementation_details"),
+                item_id=d["id"],
+                created_at=d["created_at"],
+                updated_at=d["updated_at"],
+            )
         _load_progress(conn, data["progress"])
         # Patterns match by name and custom data by category and key, so they may keep another local
         # id; links follow them through this map.
         local_ids: dict[tuple[str, int], int] = {}
         for s in data["system_patterns"]:
-            written = upsert_system_pattern(conn, s["name"], s["description"], tags=s.get("tags") or [],
-                                            item_id=_free_id(conn, system_patterns, s["id"]),
-                                            created_at=s["created_at"], updated_at=s["updated_at"])
+            written = upsert_system_pattern(
+                conn,
+                s["name"],
+                s["description"],
+                tags=s.get("tags") or [],
+                item_id=_free_id(conn, system_patterns, s["id"]),
+                created_at=s["created_at"],
+                updated_at=s["updated_at"],
+            )
             local_ids[("system_pattern", s["id"])] = written["id"]
         for c in data["custom_data"]:
-            written = upsert_custom_data(conn, c["category"], c["key"], c["value"],
-                                         item_id=_free_id(conn, custom_data, c["id"]),
-                                         created_at=c["created_at"], updated_at=c["updated_at"])
+            written = upsert_custom_data(
+                conn,
+                c["category"],
+                c["key"],
+                c["value"],
+                item_id=_free_id(conn, custom_data, c["id"]),
+                created_at=c["created_at"],
+                updated_at=c["updated_at"],
+            )
             local_ids[("custom_data", c["id"])] = written["id"]
         for kind in ("product", "active"):
             _load_context(conn, kind, data[f"{kind}_context"])
         for link in data["links"]:
             source = local_ids.get((link["source_type"], link["source_id"]), link["source_id"])
             target = local_ids.get((link["target_type"], link["target_id"]), link["target_id"])
-            result = insert_link(conn, link["source_type"], source, link["target_type"], target,
-                                 link["relationship"], description=link.get("description"),
-                                 created_at=link["created_at"])
+            result = insert_link(
+                conn,
+                link["source_type"],
+                source,
+                link["target_type"],
+                target,
+                link["relationship"],
+                description=link.get("description"),
+                created_at=link["created_at"],
+            )
             wanted = _free_id(conn, links, link["id"])
             if result["created"] and wanted is not None and wanted != result["id"]:
                 conn.execute(links.update().where(links.c.id == result["id"]).values(id=wanted))
     except (KeyError, TypeError, UnicodeError) as exc:
-        raise InvalidItemError(f"the export is missing a field, has a wrong type or text that is not valid Unicode: "
-                               f"{exc}; nothing was imported") from exc
+        raise InvalidItemError(
+            f"the export is missing a field, has a wrong type or text that is not valid Unicode: "
+            f"{exc}; nothing was imported"
+        ) from exc
     return {section: len(items) for section, items in data.items()}
 
 
@@ -228,14 +279,35 @@ def _load_progress(conn: Connection, entries: list[dict[str, Any]]) -> None:
             raise InvalidItemError(f"progress {pending[0]['id']} has a parent_id that is not in the export")
         for p in ready:
             if p["id"] in existing:
-                conn.execute(progress.update().where(progress.c.id == p["id"]).values(
-                    status=p["status"], description=p["description"], parent_id=p.get("parent_id"),
-                    created_at=p["created_at"], updated_at=p["updated_at"]))
-                search_index.index_item(conn, "progress", p["id"], title=p["description"][:120],
-                                        body=f"{p['description']}\n{p['status']}", updated_at=p["updated_at"])
+                conn.execute(
+                    progress.update()
+                    .where(progress.c.id == p["id"])
+                    .values(
+                        status=p["status"],
+                        description=p["description"],
+                        parent_id=p.get("parent_id"),
+                        created_at=p["created_at"],
+                        updated_at=p["updated_at"],
+                    )
+                )
+                search_index.index_item(
+                    conn,
+                    "progress",
+                    p["id"],
+                    title=p["description"][:120],
+                    body=f"{p['description']}\n{p['status']}",
+                    updated_at=p["updated_at"],
+                )
             else:
-                insert_progress(conn, p["status"], p["description"], parent_id=p.get("parent_id"), item_id=p["id"],
-                                created_at=p["created_at"], updated_at=p["updated_at"])
+                insert_progress(
+                    conn,
+                    p["status"],
+                    p["description"],
+                    parent_id=p.get("parent_id"),
+                    item_id=p["id"],
+                    created_at=p["created_at"],
+                    updated_at=p["updated_at"],
+                )
             placed.add(p["id"])
         done = {p["id"] for p in ready}
         pending = [p for p in pending if p["id"] not in done]
@@ -291,7 +363,9 @@ def _heading(section: str, item: dict[str, Any]) -> str:
         "custom_data": lambda i: f"{i['category']} / {i['key']}",
         "product_context": lambda i: f"Version {i['version']}",
         "active_context": lambda i: f"Version {i['version']}",
-        "links": lambda i: f"{i['source_type']} {i['source_id']} {i['relationship']} {i['target_type']} {i['target_id']}",
+        "links": lambda i: (
+            f"{i['source_type']} {i['source_id']} {i['relationship']} {i['target_type']} {i['target_id']}"
+        ),
     }[section](item)
     # Display only (import reads the metadata and fields): entities keep it from closing a comment.
     return " ".join(one_line.split()).replace("<", "&lt;").replace(">", "&gt;")

@@ -19,16 +19,64 @@ from homeport.workspace.paths import within_any
 __all__ = ["DeniedDirectories", "WorkspaceGuard", "default_denied"]
 
 # Never a workspace themselves; projects below them are fine (/var/www/app, /srv/app, /tmp/x).
-_DENIED_EXACT = ("/", "/usr", "/usr/local", "/var", "/tmp", "/opt", "/srv", "/home", "/Users", "/mnt",
-                 "/media", "/private", "/private/tmp", "/private/var", "/Volumes")
+_DENIED_EXACT = (
+    "/",
+    "/usr",
+    "/usr/local",
+    "/var",
+    "/tmp",
+    "/opt",
+    "/srv",
+    "/home",
+    "/Users",
+    "/mnt",
+    "/media",
+    "/private",
+    "/private/tmp",
+    "/private/var",
+    "/Volumes",
+)
 # Nothing at or below these is a project.
-_DENIED_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                 "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/share", "/usr/include",
-                 "/usr/libexec", "/var/lib", "/var/log", "/var/cache", "/var/run", "/run", "/System",
-                 "/Library", "/private/etc")
+_DENIED_TREES = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/etc",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/share",
+    "/usr/include",
+    "/usr/libexec",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/var/run",
+    "/run",
+    "/System",
+    "/Library",
+    "/private/etc",
+)
 # Where package runners start servers (uvx, npx, pipx): never mistaken for the project by the cwd.
-_CACHE_TREES_UNDER_HOME = (".cache", ".npm", ".local/share/uv", ".local/pipx", ".local/share/pipx",
-                           ".cargo", ".rustup", ".pyenv", ".nvm", "Library/Caches")
+_CACHE_TREES_UNDER_HOME = (
+    ".cache",
+    ".npm",
+    ".local/share/uv",
+    ".local/pipx",
+    ".local/share/pipx",
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    "Library/Caches",
+)
 
 
 @dataclass(frozen=True)
@@ -51,8 +99,10 @@ class DeniedDirectories:
         if _inside(text, self._trees):  # type: ignore[attr-defined]
             return f"{path} is inside the system directory {within_any(path, self.trees)}"
         if as_cwd and _inside(text, self._cwd_trees):  # type: ignore[attr-defined]
-            return f"{path} is inside the package cache {within_any(path, self.cwd_only_trees)}, where package " \
-                   "runners start servers"
+            return (
+                f"{path} is inside the package cache {within_any(path, self.cwd_only_trees)}, where package "
+                "runners start servers"
+            )
         return None
 
 
@@ -108,9 +158,7 @@ class WorkspaceGuard:
         """
         why = self.denied.reason(root)
         if why is not None:
-            raise WorkspaceDeniedError(
-                f"workspace {label} is refused: {why}; pass a project directory instead"
-            )
+            raise WorkspaceDeniedError(f"workspace {label} is refused: {why}; pass a project directory instead")
         if self.allow_roots and within_any(root, self.allow_roots) is None:
             allowed = ", ".join(str(p) for p in self.allow_roots)
             raise WorkspaceDeniedError(
@@ -129,5 +177,3 @@ def _why(directory: Path, root: Path, what: str) -> str:
     if directory == root:
         return f"{root} {what}"
     return f"{directory} lies inside {root}, which {what}"
-
-

@@ -32,8 +32,9 @@ class _Entry:
 class HandleRegistry:
     """Mint and look up handles; at most `capacity` live at once (oldest dropped first)."""
 
-    def __init__(self, *, ttl_seconds: float = 24 * 3600, capacity: int = 10_000,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, ttl_seconds: float = 24 * 3600, capacity: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._ttl = ttl_seconds
         self._capacity = capacity
         self._clock = clock

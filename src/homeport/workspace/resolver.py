@@ -109,13 +109,17 @@ class WorkspaceResolver:
             Seen(Source.QUERY, call.query, "" if s.transport == "http" else "HTTP only"),
             Seen(Source.SESSION, call.session),
             Seen(Source.CONFIG, s.config_workspace),
-            Seen(Source.ROOTS, ", ".join(call.roots) if call.roots is not None else None,
-                 "" if call.roots is not None else "not declared by the client, or not fetched"),
+            Seen(
+                Source.ROOTS,
+                ", ".join(call.roots) if call.roots is not None else None,
+                "" if call.roots is not None else "not declared by the client, or not fetched",
+            ),
         ]
         env = ", ".join(f"{k}={v}" for k, v in s.client_env.items() if v) or None
         seen.append(Seen(Source.CLIENT_ENV, env, "" if s.transport == "stdio" else "stdio only"))
-        seen.append(Seen(Source.CWD, str(s.cwd) if s.cwd else None,
-                         "" if s.transport != "http" else "never used over HTTP"))
+        seen.append(
+            Seen(Source.CWD, str(s.cwd) if s.cwd else None, "" if s.transport != "http" else "never used over HTTP")
+        )
         return tuple(seen)
 
     def resolve(self, call: CallInputs, *, write: bool = False) -> Resolution:
@@ -150,8 +154,9 @@ class WorkspaceResolver:
         if call.session:
             return self._accept(call.session, Source.SESSION, roots, label=f"session default {call.session!r}")
         if s.config_workspace:
-            return self._accept(s.config_workspace, Source.CONFIG, roots,
-                                label=f"--workspace/HOMEPORT_WORKSPACE {s.config_workspace!r}")
+            return self._accept(
+                s.config_workspace, Source.CONFIG, roots, label=f"--workspace/HOMEPORT_WORKSPACE {s.config_workspace!r}"
+            )
         if roots:
             return self._accept(str(self._pick_root(roots)), Source.ROOTS, roots)
         if s.transport != "http":
@@ -164,8 +169,7 @@ class WorkspaceResolver:
                 why = s.guard.denied.reason(cwd, as_cwd=True)
                 if why is None:
                     return self._accept(str(cwd), Source.CWD, roots, label=f"the current directory {cwd}")
-                seen = tuple(Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x
-                             for x in seen)
+                seen = tuple(Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x for x in seen)
         raise WorkspaceUnresolvedError(_unresolved_message(seen))
 
     def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
@@ -223,4 +227,3 @@ def _unresolved_message(seen: tuple[Seen, ...]) -> str:
         "CLAUDE_PROJECT_DIR; or start the server in the project directory (stdio). "
         f"Seen: {saw}"
     )
-

@@ -21,6 +21,4 @@ class Source(enum.StrEnum):
 
 
 # Sources a caller chose on purpose; `--require-explicit-workspace` accepts only these for writes.
-EXPLICIT_SOURCES = frozenset(
-    {Source.ARGUMENT, Source.HEADER, Source.QUERY, Source.SESSION, Source.CONFIG}
-)
+EXPLICIT_SOURCES = frozenset({Source.ARGUMENT, Source.HEADER, Source.QUERY, Source.SESSION, Source.CONFIG})

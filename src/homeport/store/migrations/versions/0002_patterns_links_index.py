@@ -16,8 +16,12 @@ down_revision = "0001"
 branch_labels = None
 depends_on = None
 
-_TYPE_CODES = {t: n for n, t in enumerate(
-    ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"), start=1)}
+_TYPE_CODES = {
+    t: n
+    for n, t in enumerate(
+        ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"), start=1
+    )
+}
 # Frozen here on purpose: a migration must not change when the code's DDL moves on.
 _FTS = (
     "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
@@ -47,8 +51,9 @@ def upgrade() -> None:
         sa.Column("relationship", sa.String(100), nullable=False),
         sa.Column("description", sa.Text),
         sa.Column("created_at", sa.String(32), nullable=False),
-        sa.UniqueConstraint("source_type", "source_id", "target_type", "target_id", "relationship",
-                            name="uq_links_edge"),
+        sa.UniqueConstraint(
+            "source_type", "source_id", "target_type", "target_id", "relationship", name="uq_links_edge"
+        ),
         sqlite_autoincrement=True,
     )
     op.create_index("ix_links_source", "links", ["source_type", "source_id"])
@@ -74,19 +79,55 @@ def _rebuild_index() -> None:
     rows = []
     for r in bind.execute(sa.text("SELECT id, summary, rationale, implementation_details, updated_at FROM decisions")):
         body = "\n".join(x for x in (r.rationale, r.implementation_details) if x)
-        rows.append({"t": "decision", "i": r.id, "c": None, "u": r.updated_at, "ti": r.summary, "b": body,
-                     "g": " ".join(tags.get(("decision", r.id), []))})
+        rows.append(
+            {
+                "t": "decision",
+                "i": r.id,
+                "c": None,
+                "u": r.updated_at,
+                "ti": r.summary,
+                "b": body,
+                "g": " ".join(tags.get(("decision", r.id), [])),
+            }
+        )
     for r in bind.execute(sa.text("SELECT id, status, description, updated_at FROM progress")):
-        rows.append({"t": "progress", "i": r.id, "c": None, "u": r.updated_at, "ti": r.description[:120],
-                     "b": f"{r.description}\n{r.status}", "g": ""})
+        rows.append(
+            {
+                "t": "progress",
+                "i": r.id,
+                "c": None,
+                "u": r.updated_at,
+                "ti": r.description[:120],
+                "b": f"{r.description}\n{r.status}",
+                "g": "",
+            }
+        )
     for r in bind.execute(sa.text("SELECT id, category, key, value, updated_at FROM custom_data")):
         value = json.loads(r.value)
         body = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        rows.append({"t": "custom_data", "i": r.id, "c": r.category, "u": r.updated_at,
-                     "ti": f"{r.category}: {r.key}", "b": body, "g": ""})
+        rows.append(
+            {
+                "t": "custom_data",
+                "i": r.id,
+                "c": r.category,
+                "u": r.updated_at,
+                "ti": f"{r.category}: {r.key}",
+                "b": body,
+                "g": "",
+            }
+        )
     for r in bind.execute(sa.text("SELECT kind, content, updated_at FROM contexts")):
-        rows.append({"t": f"{r.kind}_context", "i": 1, "c": None, "u": r.updated_at,
-                     "ti": f"{r.kind} context", "b": r.content, "g": ""})
+        rows.append(
+            {
+                "t": f"{r.kind}_context",
+                "i": 1,
+                "c": None,
+                "u": r.updated_at,
+                "ti": f"{r.kind} context",
+                "b": r.content,
+                "g": "",
+            }
+        )
     for row in rows:  # the fixed rowid of each item (homeport.store.search.index_rowid, frozen here)
         row["r"] = (_TYPE_CODES[row["t"]] << 40) | row["i"]
     if rows:
@@ -96,11 +137,17 @@ def _rebuild_index() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         op.execute("DROP TABLE search_index")
-        op.execute("CREATE VIRTUAL TABLE search_index USING fts5("
-                   "item_type UNINDEXED, item_id UNINDEXED, title, body, tags, tokenize='porter unicode61')")
-    for index, table in (("ix_custom_data_updated", "custom_data"), ("ix_progress_updated", "progress"),
-                         ("ix_decisions_updated", "decisions"), ("ix_links_target", "links"),
-                         ("ix_links_source", "links")):
+        op.execute(
+            "CREATE VIRTUAL TABLE search_index USING fts5("
+            "item_type UNINDEXED, item_id UNINDEXED, title, body, tags, tokenize='porter unicode61')"
+        )
+    for index, table in (
+        ("ix_custom_data_updated", "custom_data"),
+        ("ix_progress_updated", "progress"),
+        ("ix_decisions_updated", "decisions"),
+        ("ix_links_target", "links"),
+        ("ix_links_source", "links"),
+    ):
         op.drop_index(index, table_name=table)
     op.drop_table("links")
     op.drop_table("system_patterns")
