@@ -40,7 +40,8 @@ BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
     "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
-    "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61')"
+    "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61', "
+    "prefix='2 3 4')"
 )
 _GITIGNORE = "# Homeport's local store; export with `homeport export` to share memory.\n*.db\n*.db-*\n*.lock\n"
 

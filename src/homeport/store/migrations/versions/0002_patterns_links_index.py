@@ -25,7 +25,8 @@ _TYPE_CODES = {
 # Frozen here on purpose: a migration must not change when the code's DDL moves on.
 _FTS = (
     "CREATE VIRTUAL TABLE search_index USING fts5(item_type UNINDEXED, item_id UNINDEXED, "
-    "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61')"
+    "category UNINDEXED, updated_at UNINDEXED, title, body, tags, tokenize='porter unicode61', "
+    "prefix='2 3 4')"
 )
 
 
@@ -129,7 +130,7 @@ def _rebuild_index() -> None:
             }
         )
     for row in rows:  # the fixed rowid of each item (homeport.store.search.index_rowid, frozen here)
-        row["r"] = (_TYPE_CODES[row["t"]] << 40) | row["i"]
+        row["r"] = (row["i"] << 3) | _TYPE_CODES[row["t"]]
     if rows:
         bind.execute(insert, rows)
 
