@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -307,3 +308,25 @@ def test_search_ranks_the_newest_matches_when_a_word_is_everywhere(store, monkey
     assert {h["id"] for h in hits} == set(newer[-3:])
     assert old["id"] not in {h["id"] for h in hits}
     assert search.search(store, "common", types=["progress"]) == []
+
+
+def _open_store_files() -> int:
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.exists():
+        pytest.skip("no /proc/self/fd on this system")
+    count = 0
+    for fd in fd_dir.iterdir():
+        try:
+            count += ".homeport" in os.readlink(fd)
+        except OSError:
+            continue
+    return count
+
+
+def test_evicted_stores_are_closed_and_no_store_file_stays_open_after_close(tmp_path):
+    cache = StoreCache(capacity=2)
+    for i in range(12):
+        (tmp_path / f"w{i}").mkdir()
+        decisions.log_decision(cache.get(tmp_path / f"w{i}", create=True), "x")
+    cache.close()
+    assert _open_store_files() == 0

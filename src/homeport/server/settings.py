@@ -21,7 +21,7 @@ class ServeSettings:
     cwd: Path | None = None
     home: Path = field(default_factory=Path.home)
     client_env: Mapping[str, str] = field(default_factory=dict)
-    store_cache_size: int = 32
+    store_cache_size: int = 64  # open stores (about 3 file descriptors each); more are reopened on demand
     handle_ttl_seconds: float = 24 * 3600
     tool_groups: tuple[str, ...] = ("workspace", "memory", "files", "db")
     # The process environment, for ${VAR} in project database URLs; only the CLI fills it.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 from homeport.store.database import Store, store_path_for
 
 __all__ = ["StoreCache"]
+
+_MAX_PENDING = 16
 
 
 class StoreCache:
@@ -20,6 +23,14 @@ class StoreCache:
         self._stores: OrderedDict[Path, Store] = OrderedDict()
         self._lock = threading.Lock()
         self._open_locks: dict[Path, threading.Lock] = {}
+        # Stores found at the head schema by this cache: reopened without the check after eviction.
+        self._current: set[Path] = set()
+        # Closing a SQLite store in WAL mode checkpoints it (about 1 ms); evicted stores are closed by
+        # a background thread, off the path of the call that evicted them. At most `_MAX_PENDING` wait,
+        # so open files stay bounded when closing falls behind.
+        self._closing: queue.SimpleQueue[Store | None] = queue.SimpleQueue()
+        self._pending = threading.Semaphore(_MAX_PENDING)
+        self._closer: threading.Thread | None = None
 
     def get(self, root: Path, *, create: bool) -> Store | None:
         """The store of `root`; with `create` False, None when the workspace has no store yet."""
@@ -36,10 +47,11 @@ class StoreCache:
                 store = self._stores.get(root)
                 if store is not None:
                     return store
-            store = Store.open(root, create=create, pool_size=self._pool_size)
+            store = Store.open(root, create=create, pool_size=self._pool_size, known_current=root in self._current)
             if store is None:
                 return None
             with self._lock:
+                self._current.add(root)
                 self._stores[root] = store
                 evicted = []
                 while len(self._stores) > self._capacity:
@@ -47,15 +59,38 @@ class StoreCache:
                     evicted.append(old)
                 self._open_locks.pop(root, None)
         for old in evicted:
-            old.close()
+            self._close_later(old)
         return store
+
+    def _close_later(self, store: Store) -> None:
+        if not self._pending.acquire(blocking=False):
+            store.close()  # the closer is behind: close here rather than hold more files open
+            return
+        if self._closer is None:
+            with self._lock:
+                if self._closer is None:
+                    self._closer = threading.Thread(target=self._close_loop, name="homeport-store-closer", daemon=True)
+                    self._closer.start()
+        self._closing.put(store)
+
+    def _close_loop(self) -> None:
+        while (store := self._closing.get()) is not None:
+            try:
+                store.close()
+            finally:
+                self._pending.release()
 
     def __len__(self) -> int:
         return len(self._stores)
 
     def close(self) -> None:
+        """Close every store, including those still waiting for the background closer."""
         with self._lock:
             stores = list(self._stores.values())
             self._stores.clear()
+            closer, self._closer = self._closer, None
         for store in stores:
             store.close()
+        if closer is not None:
+            self._closing.put(None)
+            closer.join(timeout=30)

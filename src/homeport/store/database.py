@@ -64,8 +64,11 @@ class Store:
         self._closed = False
 
     @classmethod
-    def open(cls, root: Path, *, create: bool, pool_size: int = 2) -> Store | None:
+    def open(cls, root: Path, *, create: bool, pool_size: int = 2, known_current: bool = False) -> Store | None:
         """Open the store of `root`, creating and migrating it if `create`; None if absent and not `create`.
+
+        `known_current` skips the schema check (and its lock) for a store this process already found at
+        the head revision: reopening an evicted store then costs a connection, not a migration check.
 
         Raises:
             StoreError: the directory cannot be created or the database cannot be migrated.
@@ -77,6 +80,8 @@ class Store:
                 return None
             _prepare_directory(path.parent)
         store = cls(root, pool_size=pool_size)
+        if known_current and not fresh:
+            return store
         try:
             store._create_or_migrate(fresh)
         except Exception as exc:  # SQLAlchemy, Alembic, the lock file, the OS: one error for the caller
@@ -141,6 +146,12 @@ class Store:
     def _create_or_migrate(self, fresh: bool) -> None:
         # Two processes may open a fresh workspace at once; one creates or migrates, the other waits.
         with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
+            # WAL is a property of the file: set once here, outside any transaction, not on every connection.
+            raw = self.engine.raw_connection()
+            try:
+                raw.driver_connection.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
+            finally:
+                raw.close()
             with self.read() as conn:
                 current = _current_revision(conn)
             if current == SCHEMA_REVISION:
@@ -209,7 +220,6 @@ def _sqlite_engine(path: Path) -> Engine:
         # Let SQLAlchemy's "begin" event, not the driver, decide when transactions start.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
