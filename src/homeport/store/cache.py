@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from homeport.store.database import Store, store_path_for
+from homeport.store.database import Store, StoreConnector, store_path_for
 
 __all__ = ["StoreCache"]
 
@@ -23,6 +23,7 @@ class StoreCache:
         self._stores: OrderedDict[Path, Store] = OrderedDict()
         self._lock = threading.Lock()
         self._open_locks: dict[Path, threading.Lock] = {}
+        self._connector = StoreConnector()
         # Stores found at the head schema by this cache: reopened without the check after eviction.
         self._current: set[Path] = set()
         # Closing a SQLite store in WAL mode checkpoints it (about 1 ms); evicted stores are closed by
@@ -47,7 +48,13 @@ class StoreCache:
                 store = self._stores.get(root)
                 if store is not None:
                     return store
-            store = Store.open(root, create=create, pool_size=self._pool_size, known_current=root in self._current)
+            store = Store.open(
+                root,
+                create=create,
+                pool_size=self._pool_size,
+                known_current=root in self._current,
+                connector=self._connector,
+            )
             if store is None:
                 return None
             with self._lock:
@@ -94,3 +101,4 @@ class StoreCache:
         if closer is not None:
             self._closing.put(None)
             closer.join(timeout=30)
+        self._connector.close()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "STORE_DIRNAME",
     "STORE_FILENAME",
     "Store",
+    "StoreConnector",
     "create_schema",
     "store_path_for",
 ]
@@ -53,10 +55,13 @@ def store_path_for(root: Path) -> Path:
 class Store:
     """The memory store of one workspace (one SQLite file)."""
 
-    def __init__(self, root: Path, *, pool_size: int = 2) -> None:
+    def __init__(self, root: Path, *, pool_size: int = 2, connector: StoreConnector | None = None) -> None:
         self.root = root
         self.path = store_path_for(root)
-        self.engine: Engine = _sqlite_engine(self.path)
+        # Day-to-day connections come from a connector shared by every store of a cache: one dialect,
+        # one compiled-statement cache, so a store reopened after eviction compiles nothing again.
+        self._connector = connector or StoreConnector()
+        self._engine: Engine | None = None
         # Idle connections, reused LIFO. Checking a long-lived Connection in and out costs a fraction of
         # SQLAlchemy's pool checkout with its reset-on-return; at most `pool_size` wait here (bounded files).
         self._idle: deque[Connection] = deque()
@@ -64,7 +69,15 @@ class Store:
         self._closed = False
 
     @classmethod
-    def open(cls, root: Path, *, create: bool, pool_size: int = 2, known_current: bool = False) -> Store | None:
+    def open(
+        cls,
+        root: Path,
+        *,
+        create: bool,
+        pool_size: int = 2,
+        known_current: bool = False,
+        connector: StoreConnector | None = None,
+    ) -> Store | None:
         """Open the store of `root`, creating and migrating it if `create`; None if absent and not `create`.
 
         `known_current` skips the schema check (and its lock) for a store this process already found at
@@ -79,7 +92,7 @@ class Store:
             if not create:
                 return None
             _prepare_directory(path.parent)
-        store = cls(root, pool_size=pool_size)
+        store = cls(root, pool_size=pool_size, connector=connector)
         if known_current and not fresh:
             return store
         try:
@@ -113,7 +126,7 @@ class Store:
             conn = None
         try:
             if conn is None:
-                conn = self.engine.connect()
+                conn = self._connector.connect(self.path)
             conn.execution_options(homeport_begin=begin)
             with conn.begin():
                 yield conn
@@ -141,17 +154,22 @@ class Store:
                 self._idle.pop().close()
             except IndexError:
                 break
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
+
+    @property
+    def engine(self) -> Engine:
+        """An engine bound to this store's file alone, for migrations and tools that need an Engine."""
+        if self._engine is None:
+            self._engine = _sqlite_engine(f"sqlite+pysqlite:///{self.path}")
+        return self._engine
 
     def _create_or_migrate(self, fresh: bool) -> None:
         # Two processes may open a fresh workspace at once; one creates or migrates, the other waits.
         with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
             # WAL is a property of the file: set once here, outside any transaction, not on every connection.
-            raw = self.engine.raw_connection()
-            try:
-                raw.driver_connection.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
-            finally:
-                raw.close()
+            with contextlib.closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)) as raw:
+                raw.execute("PRAGMA journal_mode=WAL")
             with self.read() as conn:
                 current = _current_revision(conn)
             if current == SCHEMA_REVISION:
@@ -207,13 +225,35 @@ def _prepare_directory(directory: Path) -> None:
         ) from exc
 
 
-def _sqlite_engine(path: Path) -> Engine:
+class StoreConnector:
+    """Connections to any store file through one engine (one dialect, one compiled-statement cache)."""
+
+    def __init__(self) -> None:
+        self._opening = threading.local()  # the file the engine's creator opens, set only around connect()
+        self.engine = _sqlite_engine("sqlite+pysqlite://", creator=self._open_file)
+
+    def connect(self, path: Path) -> Connection:
+        self._opening.path = path
+        try:
+            return self.engine.connect()
+        finally:
+            del self._opening.path
+
+    def _open_file(self) -> sqlite3.Connection:
+        return sqlite3.connect(self._opening.path, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_engine(url: str, *, creator: Callable[[], sqlite3.Connection] | None = None) -> Engine:
     # NullPool: Store keeps its own small stack of idle connections (see Store.__init__).
-    engine = create_engine(
-        f"sqlite+pysqlite:///{path}",
-        poolclass=NullPool,
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    options: dict[str, Any] = (
+        {"creator": creator}
+        if creator
+        else {"connect_args": {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}}
     )
+    engine = create_engine(url, poolclass=NullPool, **options)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
