@@ -310,14 +310,15 @@ def test_search_ranks_the_newest_matches_when_a_word_is_everywhere(store, monkey
     assert search.search(store, "common", types=["progress"]) == []
 
 
-def _open_store_files() -> int:
+def _open_files_under(directory: Path) -> int:
+    """Files this process holds open below `directory` (other tests' stores do not count)."""
     fd_dir = Path("/proc/self/fd")
     if not fd_dir.exists():
         pytest.skip("no /proc/self/fd on this system")
     count = 0
     for fd in fd_dir.iterdir():
         try:
-            count += ".homeport" in os.readlink(fd)
+            count += os.readlink(fd).startswith(str(directory))
         except OSError:
             continue
     return count
@@ -329,4 +330,4 @@ def test_evicted_stores_are_closed_and_no_store_file_stays_open_after_close(tmp_
         (tmp_path / f"w{i}").mkdir()
         decisions.log_decision(cache.get(tmp_path / f"w{i}", create=True), "x")
     cache.close()
-    assert _open_store_files() == 0
+    assert _open_files_under(tmp_path) == 0
