@@ -10,8 +10,11 @@ from typing import Any
 
 from homeport.errors import InvalidItemError
 
-__all__ = ["dump_json", "load_json", "normalize_tags", "now", "row_dict", "utc_stamp"]
+__all__ = ["ITEM_TYPES", "dump_json", "load_json", "normalize_tags", "now", "row_dict", "utc_stamp"]
 
+
+# Every item type of the memory; the contexts are single documents (id 1).
+ITEM_TYPES = ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context")
 
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
 

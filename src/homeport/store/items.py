@@ -6,6 +6,7 @@ from sqlalchemy import Connection, Table, delete, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
+from homeport.store._common import ITEM_TYPES
 from homeport.store.schema import contexts, custom_data, decisions, item_tags, links, progress, system_patterns
 
 __all__ = ["CONTEXT_ID", "CONTEXT_TYPES", "ITEM_TYPES", "check_type", "forget_item", "require_item"]
@@ -13,7 +14,6 @@ __all__ = ["CONTEXT_ID", "CONTEXT_TYPES", "ITEM_TYPES", "check_type", "forget_it
 # The two context documents are single items; links and search address them with id 1.
 CONTEXT_ID = 1
 CONTEXT_TYPES = ("product_context", "active_context")
-ITEM_TYPES = ("decision", "progress", "system_pattern", "custom_data", *CONTEXT_TYPES)
 _TABLES: dict[str, Table] = {
     "decision": decisions,
     "progress": progress,

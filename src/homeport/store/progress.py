@@ -20,6 +20,7 @@ __all__ = [
     "get_progress_tree",
     "insert_progress",
     "log_progress",
+    "overwrite_progress",
     "update_progress",
 ]
 
@@ -66,6 +67,22 @@ def insert_progress(
     item_id = conn.execute(insert(progress).values(**values)).inserted_primary_key[0]
     _index(conn, item_id, status, description, values["updated_at"])
     return {"id": item_id, **values}
+
+
+def overwrite_progress(conn: Connection, item: dict[str, Any]) -> None:
+    """Replace every field of an existing entry inside an open write transaction (imports merge with this)."""
+    conn.execute(
+        update(progress)
+        .where(progress.c.id == item["id"])
+        .values(
+            status=item["status"],
+            description=item["description"],
+            parent_id=item.get("parent_id"),
+            created_at=item["created_at"],
+            updated_at=item["updated_at"],
+        )
+    )
+    _index(conn, item["id"], item["status"], item["description"], item["updated_at"])
 
 
 def update_progress(

@@ -16,12 +16,12 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
 from homeport.errors import InvalidItemError
-from homeport.store._common import normalize_tags, utc_stamp
+from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
 from homeport.store.database import Store
 
 __all__ = ["RANK_WINDOW", "SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
 
-SEARCHABLE_TYPES = ("decision", "progress", "system_pattern", "custom_data", "product_context", "active_context")
+SEARCHABLE_TYPES = ITEM_TYPES  # every item type is searchable
 _WORD = re.compile(r"\w+", re.UNICODE)
 _OPERATORS = {"AND", "OR", "NOT", "NEAR"}
 

@@ -35,7 +35,7 @@ from homeport.store.database import SCHEMA_REVISION, Store
 from homeport.store.decisions import insert_decision
 from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
-from homeport.store.progress import insert_progress
+from homeport.store.progress import insert_progress, overwrite_progress
 from homeport.store.schema import (
     context_history,
     contexts,
@@ -279,25 +279,7 @@ def _load_progress(conn: Connection, entries: list[dict[str, Any]]) -> None:
             raise InvalidItemError(f"progress {pending[0]['id']} has a parent_id that is not in the export")
         for p in ready:
             if p["id"] in existing:
-                conn.execute(
-                    progress.update()
-                    .where(progress.c.id == p["id"])
-                    .values(
-                        status=p["status"],
-                        description=p["description"],
-                        parent_id=p.get("parent_id"),
-                        created_at=p["created_at"],
-                        updated_at=p["updated_at"],
-                    )
-                )
-                search_index.index_item(
-                    conn,
-                    "progress",
-                    p["id"],
-                    title=p["description"][:120],
-                    body=f"{p['description']}\n{p['status']}",
-                    updated_at=p["updated_at"],
-                )
+                overwrite_progress(conn, p)
             else:
                 insert_progress(
                     conn,
