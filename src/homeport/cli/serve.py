@@ -15,6 +15,7 @@ from homeport.cli._compose import (
     workspace_options,
 )
 from homeport.server import build_http_app, build_runtime, build_server
+from homeport.workspace import CallInputs
 
 __all__ = ["serve"]
 
@@ -81,13 +82,11 @@ def serve(
     if auth and not use_http:
         raise click.UsageError("--auth applies to --http; over stdio name the agent with --agent")
     runtime = build_runtime(settings)
-    if settings.workspace:
-        # Fail at start, not on the first call, when the configured default cannot be served.
-        from homeport.workspace import CallInputs
-
-        runtime.resolver.resolve(CallInputs())
-    mcp = build_server(runtime)
     try:
+        if settings.workspace:
+            # Fail at start, not on the first call, when the configured default cannot be served.
+            runtime.resolve(CallInputs(), write=False)
+        mcp = build_server(runtime)
         if not use_http:
             mcp.run("stdio")
             return

@@ -41,8 +41,10 @@ def where(
         require_explicit_workspace=require_explicit_workspace,
     )
     runtime = build_runtime(settings)
-    resolution = runtime.resolver.resolve(CallInputs(argument=path))
-    ws = resolution.workspace
+    try:
+        ws = runtime.resolve(CallInputs(argument=path), write=False)
+    finally:
+        runtime.close()
     store = store_path_for(ws.root)
     report = {
         "workspace": str(ws.root),

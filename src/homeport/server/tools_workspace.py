@@ -1,6 +1,7 @@
 """Workspace tools: pick a workspace for later calls, and ask where a call lands and why."""
 # Annotations stay evaluated here: tool signatures use a per-runtime `Roots` alias built at registration.
 
+import dataclasses
 from typing import Annotated, Any
 
 from mcp import types
@@ -19,7 +20,6 @@ from homeport.server.request import (
 from homeport.server.runtime import Runtime
 from homeport.server.tooling import READ, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, run_blocking, tool_error
 from homeport.store import store_path_for
-from homeport.workspace import CallInputs
 
 __all__ = ["register_workspace_tools"]
 
@@ -45,7 +45,7 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
     ) -> dict[str, Any]:
         inputs = call_inputs(ctx, workspace, roots)
         try:
-            resolved = await run_blocking(runtime, lambda: runtime.resolver.resolve(inputs).workspace)
+            resolved = await run_blocking(runtime, lambda: runtime.resolve(inputs, write=False))
         except HomeportError as exc:
             raise tool_error(exc) from exc
         handle = runtime.handles.mint(principal_of(ctx), resolved.root)
@@ -72,7 +72,7 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
         workspace: WorkspaceArg = None,
     ) -> dict[str, Any]:
         inputs = call_inputs(ctx, workspace, roots)
-        seen = runtime.resolver.observe(CallInputs(**{**inputs.__dict__, "roots": _uris(declared)}))
+        seen = runtime.resolver.observe(dataclasses.replace(inputs, roots=_uris(declared)))
         report: dict[str, Any] = {
             "transport": runtime.settings.transport,
             "protocol_version": ctx.protocol_version,
@@ -83,7 +83,7 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
         }
         try:
-            resolved = await run_blocking(runtime, lambda: runtime.resolver.resolve(inputs).workspace)
+            resolved = await run_blocking(runtime, lambda: runtime.resolve(inputs, write=False))
         except HomeportError as exc:
             return {**report, "workspace": None, "error": f"{exc.message} [{exc.code}]"}
         store = store_path_for(resolved.root)
