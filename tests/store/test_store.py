@@ -302,8 +302,9 @@ def test_a_tag_holding_the_list_separator_is_refused_by_name(store):
 def test_search_ranks_the_newest_matches_when_a_word_is_everywhere(store, monkeypatch):
     monkeypatch.setattr(search, "RANK_WINDOW", 3)
     old = decisions.log_decision(store, "common common common common")  # best bm25, but older than the window
-    newer = [decisions.log_decision(store, f"common item {i} with more words to lower its score")["id"]
-             for i in range(5)]
+    newer = [
+        decisions.log_decision(store, f"common item {i} with more words to lower its score")["id"] for i in range(5)
+    ]
     hits = search.search(store, "common", limit=10)
     assert {h["id"] for h in hits} == set(newer[-3:])
     assert old["id"] not in {h["id"] for h in hits}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, row_dict
-from homeport.store.database import Store
+from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
 
@@ -46,20 +46,14 @@ def upsert_custom_data(
         raise InvalidItemError("custom data needs a non-empty category and key")
     body = dump_json(value)
     stamp = updated_at or now()
-    existing = conn.execute(
-        select(custom_data.c.id, custom_data.c.created_at).where(
-            custom_data.c.category == category, custom_data.c.key == key
-        )
-    ).first()
+    existing = _FIND.run(conn, {"category": category, "key": key}).fetchone()
     if existing is None:
         created = created_at or stamp
         values = {"category": category, "key": key, "value": body, "created_at": created, "updated_at": stamp}
-        if item_id is not None:
-            values["id"] = item_id
-        item_id = conn.execute(insert(custom_data).values(**values)).inserted_primary_key[0]
+        item_id = _INSERT.run(conn, {"id": item_id, **values}).lastrowid
     else:
         item_id, created = existing
-        conn.execute(update(custom_data).where(custom_data.c.id == item_id).values(value=body, updated_at=stamp))
+        _UPDATE.run(conn, {"id": item_id, "value": body, "updated_at": stamp})
     # Canonical text (sorted keys), so the index is the same however the value's keys were ordered.
     text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     search_index.index_item(
@@ -96,14 +90,33 @@ def get_custom_data(
     """Entries ordered by category and key, optionally narrowed to a category and key."""
     if store is None:
         return []
-    stmt = _LIST
+    params = {}
     if category is not None:
-        stmt = stmt.where(custom_data.c.category == category.strip())
+        params["category"] = category.strip()
     if key is not None:
-        stmt = stmt.where(custom_data.c.key == key.strip())
+        params["key"] = key.strip()
+    listing = _LISTINGS[category is not None, key is not None]
     with store.read() as conn:
-        return [{**row_dict(r), "value": load_json(r.value)} for r in conn.execute(stmt)]
+        rows = dict_rows(listing.run(conn, params))
+    for row in rows:
+        row["value"] = load_json(row["value"])
+    return rows
 
 
-# Built once: the unfiltered list is the common call.
-_LIST = select(custom_data).order_by(custom_data.c.category, custom_data.c.key)
+# Prepared once: every set and get of custom data runs these.
+_INSERT = Prepared(insert(custom_data))
+_UPDATE = Prepared(
+    update(custom_data)
+    .where(custom_data.c.id == bindparam("id"))
+    .values(value=bindparam("value"), updated_at=bindparam("updated_at"))
+)
+_LISTING = select(custom_data).order_by(custom_data.c.category, custom_data.c.key)
+_BY_CATEGORY = custom_data.c.category == bindparam("category")
+_BY_KEY = custom_data.c.key == bindparam("key")
+_LISTINGS = {  # (category given, key given) -> its listing
+    (False, False): Prepared(_LISTING),
+    (True, False): Prepared(_LISTING.where(_BY_CATEGORY)),
+    (False, True): Prepared(_LISTING.where(_BY_KEY)),
+    (True, True): Prepared(_LISTING.where(_BY_CATEGORY, _BY_KEY)),
+}
+_FIND = Prepared(select(custom_data.c.id, custom_data.c.created_at).where(_BY_CATEGORY, _BY_KEY))

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
-from homeport.store.database import Store
+from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.items import forget_item
 from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column
@@ -63,9 +63,7 @@ def insert_decision(
         "created_at": created,
         "updated_at": updated,
     }
-    if item_id is not None:
-        values["id"] = item_id
-    item_id = conn.execute(_INSERT, values).inserted_primary_key[0]
+    item_id = _INSERT.run(conn, {"id": item_id, **values}).lastrowid
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
         conn,
@@ -104,22 +102,24 @@ def get_decisions(
     """Decisions, newest first."""
     if store is None:
         return []
-    stmt = _LIST
-    if tags_any or tags_all:
-        stmt = filter_by_tags(stmt, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
+    bounds = {"limit": max(1, min(limit, 1000))}
     with store.read() as conn:
-        rows = conn.execute(stmt, {"limit": max(1, min(limit, 1000))}).all()
-    return [_with_tags(row_dict(r)) for r in rows]
+        if tags_any or tags_all:
+            stmt = filter_by_tags(_LATEST, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
+            rows = [row_dict(r) for r in conn.execute(stmt, bounds)]
+        else:  # the common call
+            rows = dict_rows(_LIST.run(conn, bounds))
+    return [_with_tags(r) for r in rows]
 
 
-# Built once: statements SQLAlchemy would otherwise rebuild and re-key on every call.
-_INSERT = insert(decisions)
-# The common list call (newest decisions, no filter) only binds the limit.
-_LIST = (
+# Prepared once: the insert and the unfiltered list run on every write and read of decisions.
+_INSERT = Prepared(insert(decisions))
+_LATEST = (
     select(decisions, tag_list_column(ITEM_TYPE, decisions.c.id))
     .order_by(decisions.c.id.desc())
     .limit(bindparam("limit"))
 )
+_LIST = Prepared(_LATEST)
 
 
 def _with_tags(row: dict[str, Any]) -> dict[str, Any]:

@@ -9,15 +9,15 @@ know FTS5 syntax.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Connection
 
 from homeport.errors import InvalidItemError
 from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
-from homeport.store.database import Store
+from homeport.store.database import Store, driver
 
 __all__ = ["RANK_WINDOW", "SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
 
@@ -51,8 +51,9 @@ def index_item(
     category: str | None = None,
 ) -> None:
     rowid = index_rowid(item_type, item_id)
-    conn.execute(_UNINDEX, {"r": rowid})
-    conn.execute(
+    raw = driver(conn)
+    raw.execute(_UNINDEX, {"r": rowid})
+    raw.execute(
         _INDEX,
         {
             "r": rowid,
@@ -68,11 +69,12 @@ def index_item(
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
-    conn.execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
+    driver(conn).execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
 
 
-_UNINDEX = text("DELETE FROM search_index WHERE rowid = :r")
-_INDEX = text(
+# Run on the driver connection (see database.Prepared): the index is written on every item write.
+_UNINDEX = "DELETE FROM search_index WHERE rowid = :r"
+_INDEX = (
     "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
     "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"
 )
@@ -113,13 +115,13 @@ def search(
         return []
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
+        raw = driver(conn)
         try:
-            with conn.begin_nested():  # a savepoint: a query FTS5 cannot parse leaves the read usable
-                return _run(conn, query, filters)
-        except OperationalError:
+            return _run(raw, query, filters)
+        except sqlite3.OperationalError:  # FTS5 syntax; a failed SELECT leaves the read transaction as it was
             pass
         fallback = plain_words(query)
-        return _run(conn, fallback, filters) if fallback else []
+        return _run(raw, fallback, filters) if fallback else []
 
 
 class _Filters:
@@ -128,7 +130,7 @@ class _Filters:
         self.limit = max(1, min(limit, 200))
 
 
-def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
+def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
     """Rank the RANK_WINDOW newest matches with bm25, then make snippets for the best `limit` only.
 
     A word in most items (low IDF) would otherwise cost a bm25 score and a snippet for every one of
@@ -152,30 +154,28 @@ def _run(conn: Connection, match: str, f: _Filters) -> list[dict[str, Any]]:
         where.append("updated_at >= :since")
         params["since"] = f.since
     condition = " AND ".join(where)
-    floor = conn.execute(
-        text(f"SELECT rowid FROM search_index WHERE {condition} ORDER BY rowid DESC LIMIT 1 OFFSET :window"), params
-    ).scalar()
-    params["floor"] = floor or 0
-    rows = conn.execute(
-        text(
-            "SELECT s.item_type, s.item_id, s.title, s.updated_at, "
-            "snippet(search_index, -1, '[', ']', '…', 16) AS snip, top.rank FROM ("
-            f"SELECT rowid AS r, {_BM25} AS rank FROM search_index WHERE {condition} AND rowid >= :floor "
-            "ORDER BY rank LIMIT :limit) AS top "
-            "JOIN search_index AS s ON s.rowid = top.r WHERE search_index MATCH :q ORDER BY top.rank"
-        ),
+    floor = raw.execute(
+        f"SELECT rowid FROM search_index WHERE {condition} ORDER BY rowid DESC LIMIT 1 OFFSET :window", params
+    ).fetchone()
+    params["floor"] = floor[0] if floor else 0
+    rows = raw.execute(
+        "SELECT s.item_type, s.item_id, s.title, s.updated_at, "
+        "snippet(search_index, -1, '[', ']', '…', 16), top.score FROM ("
+        f"SELECT rowid AS r, {_BM25} AS score FROM search_index WHERE {condition} AND rowid >= :floor "
+        "ORDER BY score LIMIT :limit) AS top "
+        "JOIN search_index AS s ON s.rowid = top.r WHERE search_index MATCH :q ORDER BY top.score",
         params,
     )
     return [
         {
-            "type": r.item_type,
-            "id": int(r.item_id),
-            "title": r.title,
-            "snippet": r.snip or r.title,
-            "score": float(f"{-float(r.rank):.6g}"),
-            "updated_at": r.updated_at,
+            "type": item_type,
+            "id": int(item_id),
+            "title": title,
+            "snippet": snip or title,
+            "score": float(f"{-float(score):.6g}"),
+            "updated_at": updated_at,
         }
-        for r in rows
+        for item_type, item_id, title, updated_at, snip, score in rows
     ]
 
 

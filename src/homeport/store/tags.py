@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Label, Select, bindparam, delete, func, insert, select
 
 from homeport.store._common import normalize_tags
+from homeport.store.database import Prepared
 from homeport.store.schema import item_tags
 
 __all__ = ["filter_by_tags", "set_tags", "split_tags", "tag_list_column", "tags_of"]
@@ -33,20 +34,19 @@ def split_tags(tag_list: str | None) -> list[str]:
 
 def set_tags(conn: Connection, item_type: str, item_id: int, tags: Iterable[str]) -> list[str]:
     clean = normalize_tags(tags)
-    conn.execute(_DELETE_TAGS, {"type": item_type, "id": item_id})
+    _DELETE_TAGS.run(conn, {"type": item_type, "id": item_id})
     if clean:
-        conn.execute(
-            _INSERT_TAG,
-            [{"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean],
+        _INSERT_TAG.run_many(
+            conn, [{"item_type": item_type, "item_id": item_id, "tag": t, "tag_key": t.casefold()} for t in clean]
         )
     return clean
 
 
-# Built once: set_tags runs on every write of a tagged item.
-_DELETE_TAGS = delete(item_tags).where(
-    item_tags.c.item_type == bindparam("type"), item_tags.c.item_id == bindparam("id")
+# Prepared once: set_tags runs on every write of a tagged item.
+_DELETE_TAGS = Prepared(
+    delete(item_tags).where(item_tags.c.item_type == bindparam("type"), item_tags.c.item_id == bindparam("id"))
 )
-_INSERT_TAG = insert(item_tags)
+_INSERT_TAG = Prepared(insert(item_tags))
 
 
 def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, list[str]]:

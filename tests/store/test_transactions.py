@@ -1,0 +1,94 @@
+"""Store transactions: begun on the driver connection, shared by prepared statements and SQLAlchemy Core."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import insert, select
+
+from homeport.errors import StoreError
+from homeport.store import decisions
+from homeport.store.custom_data import get_custom_data, upsert_custom_data
+from homeport.store.database import Prepared, dict_rows
+from homeport.store.schema import system_patterns
+from homeport.store.tags import set_tags
+
+
+class Boom(Exception):
+    pass
+
+
+@pytest.fixture
+def store(copy_store, tmp_path):
+    s = copy_store(tmp_path)
+    yield s
+    s.close()
+
+
+def _pattern(name: str):
+    return insert(system_patterns).values(
+        name=name, name_key=name, description="", created_at="2026", updated_at="2026"
+    )
+
+
+def _pattern_names(store) -> list[str]:
+    with store.read() as conn:
+        return [r.name for r in conn.execute(select(system_patterns.c.name))]
+
+
+def test_a_failing_write_block_leaves_nothing_of_its_prepared_or_core_statements(store):
+    with pytest.raises(Boom), store.write() as conn:
+        decisions.insert_decision(conn, "prepared insert", tags=["t"])  # driver connection
+        conn.execute(_pattern("core insert"))  # SQLAlchemy joins the same transaction
+        raise Boom
+
+    assert decisions.get_decisions(store) == []
+    assert _pattern_names(store) == []
+    with store.read() as conn:  # the index and the tags went with it
+        assert conn.exec_driver_sql("SELECT count(*) FROM search_index").scalar() == 0
+        assert conn.exec_driver_sql("SELECT count(*) FROM item_tags").scalar() == 0
+
+
+def test_a_write_block_commits_prepared_and_core_statements_together(store):
+    with store.write() as conn:
+        decisions.insert_decision(conn, "prepared insert")
+        conn.execute(_pattern("core insert"))
+
+    assert [d["summary"] for d in decisions.get_decisions(store)] == ["prepared insert"]
+    assert _pattern_names(store) == ["core insert"]
+
+
+def test_a_block_that_only_used_prepared_statements_is_committed_on_the_driver_connection(store):
+    with store.write() as conn:
+        upsert_custom_data(conn, "c", "k", {"v": 1})
+        assert not conn.in_transaction()  # SQLAlchemy never began: the driver's transaction is the only one
+
+    assert [r["value"] for r in get_custom_data(store, category="c", key="k")] == [{"v": 1}]
+
+
+def test_a_constraint_failure_is_a_store_error_and_the_connection_stays_usable(store):
+    with store.write() as conn:
+        first = decisions.insert_decision(conn, "one")
+
+    with pytest.raises(StoreError, match="UNIQUE constraint failed"), store.write() as conn:
+        decisions.insert_decision(conn, "same id", item_id=first["id"])
+
+    for _ in range(3):  # the pooled connection was rolled back, not left inside the failed transaction
+        decisions.log_decision(store, "after the failure")
+    assert len(decisions.get_decisions(store)) == 4
+
+
+def test_a_failure_in_a_later_statement_rolls_back_earlier_prepared_statements(store):
+    with pytest.raises(StoreError), store.write() as conn:
+        item = decisions.insert_decision(conn, "kept only if all lands")
+        set_tags(conn, "decision", item["id"], ["ok"])
+        conn.exec_driver_sql("INSERT INTO no_such_table VALUES (1)")
+
+    assert decisions.get_decisions(store) == []
+
+
+def test_prepared_statements_fill_in_values_bound_in_the_statement(store):
+    statement = Prepared(select(system_patterns.c.name).where(system_patterns.c.name == "fixed"))
+    assert ":" in statement.sql  # the literal is a parameter, supplied from the compiled statement
+    with store.write() as conn:
+        conn.execute(_pattern("fixed"))
+        assert dict_rows(statement.run(conn)) == [{"name": "fixed"}]
