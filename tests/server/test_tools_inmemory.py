@@ -246,3 +246,14 @@ async def test_require_explicit_workspace_refuses_writes_from_roots(server_facto
         assert r.is_error and "explicit workspace" in r.content[0].text
         r = await c.call_tool("log_decision", {"summary": "x", "workspace": str(projects["alpha"])})
         assert not r.is_error
+
+
+async def test_a_session_whose_client_fails_to_list_roots_is_told_how_to_name_the_workspace(server_factory):
+    async def failing(_ctx):
+        return types.ErrorData(code=-32603, message="roots are unavailable right now")
+
+    async with Client(server_factory(), mode="legacy", list_roots_callback=failing) as c:
+        r = await c.call_tool("get_decisions", {})
+    assert r.is_error
+    text = r.content[0].text
+    assert "no workspace for this call" in text and "roots: - (not declared by the client, or not fetched)" in text

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp import types
+from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.mcpserver import Context, ListRoots
+from mcp.server.mcpserver import Context
+from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult
 from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
 
-from homeport.workspace import CallInputs, WorkspaceResolver
+from homeport.workspace import CallInputs
 
 __all__ = [
     "LOCAL_PRINCIPAL",
     "agent_of",
     "call_inputs",
     "connection_state",
+    "fetch_roots",
     "forget_roots",
     "has_session",
     "principal_of",
+    "root_uris",
     "roots_declared",
-    "roots_if_needed",
     "set_session_workspace",
 ]
 
@@ -36,6 +39,9 @@ WORKSPACE_QUERY = "project_path"
 _SESSION_DEFAULT = "homeport.session_workspace"
 _ROOTS = "homeport.roots"
 _PRINCIPAL = "homeport.principal"
+# The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
+ROOTS_INPUT = "homeport.roots"
+_STATELESS_ERA = "2026-07-28"
 
 
 def principal_of(ctx: Context) -> str:
@@ -56,9 +62,14 @@ def agent_of(ctx: Context, stdio_agent: str | None) -> str | None:
     return stdio_agent
 
 
+def _stateless_era(ctx: Context) -> bool:
+    version = ctx.protocol_version
+    return version is not None and is_version_at_least(version, _STATELESS_ERA)
+
+
 def has_session(ctx: Context) -> bool:
     """True on 2025-era connections whose state outlives the request."""
-    if is_version_at_least(ctx.protocol_version, "2026-07-28"):
+    if _stateless_era(ctx):
         return False
     if ctx.request_context.request is not None:  # HTTP: only stateful sessions persist
         return bool(ctx.headers and ctx.headers.get("mcp-session-id"))
@@ -87,27 +98,17 @@ def forget_roots(ctx: Any) -> None:
     ctx.session._connection.state.pop(_ROOTS, None)
 
 
-def _http_value(ctx: Context, kind: str) -> str | None:
+def call_inputs(ctx: Context, workspace: str | None) -> CallInputs:
+    """Everything the resolver needs from this request, as plain values (roots come from `fetch_roots`)."""
+    session = has_session(ctx)
+    state = connection_state(ctx) if session else {}
     request = ctx.request_context.request
-    if request is None:
-        return None
-    if kind == "header":
-        return request.headers.get(WORKSPACE_HEADER) or None
-    return request.query_params.get(WORKSPACE_QUERY) or None
-
-
-def call_inputs(ctx: Context, workspace: str | None, roots: types.ListRootsResult | None) -> CallInputs:
-    """Everything the resolver needs from this request, as plain values."""
-    state = connection_state(ctx) if has_session(ctx) else {}
-    if roots is not None and has_session(ctx):
-        state[_ROOTS] = roots
     return CallInputs(
         principal=principal_of(ctx),
         argument=workspace or None,
-        header=_http_value(ctx, "header"),
-        query=_http_value(ctx, "query"),
+        header=(request.headers.get(WORKSPACE_HEADER) or None) if request is not None else None,
+        query=(request.query_params.get(WORKSPACE_QUERY) or None) if request is not None else None,
         session=state.get(_SESSION_DEFAULT),
-        roots=None if roots is None else [str(r.uri) for r in roots.roots],
     )
 
 
@@ -116,22 +117,39 @@ def roots_declared(ctx: Context) -> bool:
     return caps is not None and caps.roots is not None
 
 
-def roots_if_needed(resolver: WorkspaceResolver):
-    """A `Resolve` function: the client's roots, fetched only when sources 1-5 gave nothing."""
+async def fetch_roots(ctx: Context) -> ListRootsResult | InputRequiredResult | None:
+    """The client's roots, or None when it declared none or cannot be asked.
 
-    async def maybe_roots(ctx: Context, workspace: str | None = None) -> types.ListRootsResult | ListRoots | None:
-        if not roots_declared(ctx):
-            return None
-        state = connection_state(ctx) if has_session(ctx) else {}
-        probe = CallInputs(
-            argument=workspace or None,
-            header=_http_value(ctx, "header"),
-            query=_http_value(ctx, "query"),
-            session=state.get(_SESSION_DEFAULT),
-        )
-        if not resolver.needs_roots(probe):
-            return None
-        cached = state.get(_ROOTS)
-        return cached if cached is not None else ListRoots()
+    2025-era sessions ask over the back-channel once and keep the answer for the connection (until
+    roots/list_changed). On 2026-07-28 there is no back-channel: the call answers with an
+    InputRequiredResult carrying a roots/list request, and the client's retry brings the roots in
+    its input responses. Callers fetch roots only when no higher source named the workspace.
+    """
+    if not roots_declared(ctx):
+        return None
+    if _stateless_era(ctx):
+        answer = (ctx.input_responses or {}).get(ROOTS_INPUT)
+        if answer is None:
+            return InputRequiredResult(input_requests={ROOTS_INPUT: ListRootsRequest()})
+        try:
+            return ListRootsResult.model_validate(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
+        except ValidationError:
+            return None  # an answer that is not a roots list: treated as no roots, the resolver says so
+    session = has_session(ctx)
+    state = connection_state(ctx) if session else {}
+    cached = state.get(_ROOTS)
+    if cached is not None:
+        return cached
+    if not ctx.session.can_send_request:  # stateless 2025-era HTTP: nobody to ask
+        return None
+    try:
+        roots = await ctx.session.list_roots()
+    except MCPError:
+        return None  # the client failed to list them: as if it had none
+    if session:
+        state[_ROOTS] = roots
+    return roots
 
-    return maybe_roots
+
+def root_uris(roots: ListRootsResult | None) -> list[str] | None:
+    return None if roots is None else [str(r.uri) for r in roots.roots]

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp import types
-from mcp.server.mcpserver import Context, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import InputRequiredResult, ToolAnnotations
 from pydantic import Field
 
 from homeport.errors import HomeportError
-from homeport.server.request import call_inputs, roots_if_needed
+from homeport.server.request import call_inputs, fetch_roots, root_uris
 from homeport.server.runtime import Runtime, tool_result
 from homeport.workspace import Workspace
 
@@ -22,8 +22,8 @@ __all__ = [
     "READ",
     "WRITE",
     "WRITE_IDEMPOTENT",
+    "Reply",
     "WorkspaceArg",
-    "roots_param",
     "run_blocking",
     "run_in_workspace",
     "tool_error",
@@ -44,10 +44,9 @@ WRITE_IDEMPOTENT = ToolAnnotations(
 )
 DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
-
-def roots_param(runtime: Runtime) -> Any:
-    """The annotation of the hidden `roots` parameter: filled by the SDK only when needed."""
-    return Annotated[types.ListRootsResult | None, Resolve(roots_if_needed(runtime.resolver))]
+# What a tool returns: its result, or (2026-07-28, roots needed) the question for the client's roots.
+# The SDK leaves InputRequiredResult out of the output schema and passes it through unchanged.
+Reply = dict[str, Any] | InputRequiredResult
 
 
 def tool_error(exc: HomeportError) -> ToolError:
@@ -58,19 +57,25 @@ async def run_in_workspace(
     runtime: Runtime,
     ctx: Context,
     workspace: str | None,
-    roots: types.ListRootsResult | None,
     *,
     write: bool,
     work: Callable[..., T],
     with_root: bool = False,
     create: bool | None = None,
-) -> tuple[Workspace, T]:
-    """Resolve the call's workspace and run `work(store)` (or `work(store, root)`), both on a worker thread.
+) -> tuple[Workspace, T] | InputRequiredResult:
+    """Resolve the call's workspace and run `work(store)` (or `work(store, root)`).
 
-    Reads get None for a workspace without a store (nothing is created by reading); writes
-    create the store on first use unless `create` says otherwise (export writes files, not the store).
+    The client's roots are fetched only when no higher source named the workspace; on 2026-07-28
+    that returns the InputRequiredResult asking for them. Reads get None for a workspace without a
+    store (nothing is created by reading); writes create the store on first use unless `create`
+    says otherwise (export writes files, not the store).
     """
-    inputs = call_inputs(ctx, workspace, roots)
+    inputs = call_inputs(ctx, workspace)
+    if runtime.resolver.needs_roots(inputs):
+        roots = await fetch_roots(ctx)
+        if isinstance(roots, InputRequiredResult):
+            return roots
+        inputs = dataclasses.replace(inputs, roots=root_uris(roots))
 
     def resolve_and_work() -> tuple[Workspace, T]:
         resolved = runtime.resolve(inputs, write=write)
@@ -96,7 +101,7 @@ async def run_blocking(runtime: Runtime, fn: Callable[[], T]) -> T:
 
 
 def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
-    """`await run(ctx, workspace, roots, write, work, key=None, with_root=False)`: the result, with `workspace`.
+    """`await run(ctx, workspace, write, work, key=None, with_root=False)`: the result, with `workspace`.
 
     A dict result is returned as is (plus `workspace`); anything else is put under `key`.
     """
@@ -104,16 +109,18 @@ def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
     async def run(
         ctx: Context,
         workspace: str | None,
-        roots: types.ListRootsResult | None,
         write: bool,
         work: Callable[..., Any],
         key: str | None = None,
         with_root: bool = False,
         create: bool | None = None,
-    ) -> dict[str, Any]:
-        ws, result = await run_in_workspace(
-            runtime, ctx, workspace, roots, write=write, work=work, with_root=with_root, create=create
+    ) -> Reply:
+        outcome = await run_in_workspace(
+            runtime, ctx, workspace, write=write, work=work, with_root=with_root, create=create
         )
+        if isinstance(outcome, InputRequiredResult):
+            return outcome
+        ws, result = outcome
         return tool_result(ws, result, key)
 
     return run

@@ -1,5 +1,4 @@
 """Project-database tools: the workspace's own development database, read-only by default."""
-# Annotations stay evaluated here, like the other tool modules.
 
 from typing import Annotated, Any
 
@@ -9,7 +8,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import READ, WorkspaceArg, roots_param, workspace_runner
+from homeport.server.tooling import READ, Reply, WorkspaceArg, workspace_runner
 
 __all__ = ["register_db_tools"]
 
@@ -19,7 +18,6 @@ QUERY = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 
 
 def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
-    Roots = roots_param(runtime)
     run = workspace_runner(runtime)
     databases = runtime.databases
 
@@ -30,8 +28,8 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "Laravel, Rails or Django settings). Then call get_schema for a table."
         ),
     )
-    async def get_tables(ctx: Context, roots: Roots, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, False, lambda _s, root: databases.get_tables(root), with_root=True)
+    async def get_tables(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, False, lambda _s, root: databases.get_tables(root), with_root=True)
 
     @mcp.tool(
         annotations=READ,
@@ -39,10 +37,8 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "Columns (type, nullable, default, primary key), indexes, foreign keys and a CREATE-like text of a table."
         ),
     )
-    async def get_schema(ctx: Context, roots: Roots, table: str, workspace: WorkspaceArg = None) -> Json:
-        return await run(
-            ctx, workspace, roots, False, lambda _s, root: databases.get_schema(root, table), with_root=True
-        )
+    async def get_schema(ctx: Context, table: str, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, False, lambda _s, root: databases.get_schema(root, table), with_root=True)
 
     @mcp.tool(
         annotations=READ,
@@ -51,10 +47,8 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "came from, so you write the right SQL."
         ),
     )
-    async def get_database_type(ctx: Context, roots: Roots, workspace: WorkspaceArg = None) -> Json:
-        return await run(
-            ctx, workspace, roots, False, lambda _s, root: databases.get_database_type(root), with_root=True
-        )
+    async def get_database_type(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, False, lambda _s, root: databases.get_database_type(root), with_root=True)
 
     @mcp.tool(
         annotations=QUERY,
@@ -66,18 +60,16 @@ def register_db_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def run_query(
         ctx: Context,
-        roots: Roots,
         query: str,
         params: Annotated[
             dict[str, Any] | None, Field(description="Values for :name placeholders in the query.")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda _s, root: databases.run_query(root, query, params=params, limit=limit),
             with_root=True,

@@ -1,5 +1,4 @@
 """Memory tools across item types: search, links, history, activity, schema, batch, export/import."""
-# Annotations stay evaluated here: tool signatures use a per-runtime `Roots` alias built at registration.
 
 from typing import Annotated, Any, Literal
 
@@ -8,7 +7,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import READ, WRITE, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, workspace_runner
+from homeport.server.tooling import READ, WRITE, WRITE_IDEMPOTENT, Reply, WorkspaceArg, workspace_runner
 from homeport.store import activity, batch, catalog, contexts, links, search, transfer
 
 __all__ = ["register_knowledge_tools"]
@@ -20,7 +19,6 @@ TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-2
 
 
 def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
-    Roots = roots_param(runtime)
     run = workspace_runner(runtime)
 
     @mcp.tool(
@@ -34,7 +32,6 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def search_items(
         ctx: Context,
-        roots: Roots,
         query: str,
         types: Annotated[list[ItemType] | None, Field(description="Limit to these item types.")] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
@@ -42,11 +39,10 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
         category: str | None = None,
         since: TimeArg = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: search.search(
                 s, query, types=types, tags_any=tags_any, category=category, since=since, limit=limit
@@ -63,7 +59,6 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def link_items(
         ctx: Context,
-        roots: Roots,
         source_type: ItemType,
         source_id: int,
         target_type: ItemType,
@@ -71,11 +66,10 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
         relationship: str,
         description: str | None = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             True,
             lambda s: links.link_items(
                 s, source_type, source_id, target_type, target_id, relationship, description=description
@@ -91,18 +85,16 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def get_linked_items(
         ctx: Context,
-        roots: Roots,
         item_type: ItemType,
         item_id: int,
         relationship: str | None = None,
         linked_type: ItemType | None = None,
         depth: Annotated[int, Field(ge=1, le=3)] = 1,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: links.get_linked_items(
                 s, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth
@@ -119,19 +111,17 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def get_item_history(
         ctx: Context,
-        roots: Roots,
         item_type: Literal["product_context", "active_context"],
         limit: Annotated[int, Field(ge=1, le=1000)] = 10,
         version: int | None = None,
         before: TimeArg = None,
         after: TimeArg = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         kind = item_type.removesuffix("_context")
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: contexts.get_history(s, kind, limit=limit, version=version, before=before, after=after),
             key="versions",
@@ -146,16 +136,14 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def get_recent_activity(
         ctx: Context,
-        roots: Roots,
         hours_ago: Annotated[float | None, Field(gt=0)] = None,
         since: TimeArg = None,
         limit_per_type: Annotated[int, Field(ge=1, le=100)] = 5,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: activity.recent_activity(s, hours_ago=hours_ago, since=since, limit_per_type=limit_per_type),
         )
@@ -163,7 +151,7 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     @mcp.tool(
         annotations=READ, description="The memory's item types, their fields and the tools that read and write them."
     )
-    async def get_memory_schema() -> Json:
+    async def get_memory_schema() -> Reply:
         return catalog.memory_schema()
 
     @mcp.tool(
@@ -174,13 +162,13 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
         ),
     )
     async def batch_log_items(
-        ctx: Context, roots: Roots, item_type: BatchType, items: list[dict[str, Any]], workspace: WorkspaceArg = None
-    ) -> Json:
-        def work(s: Any) -> Json:
+        ctx: Context, item_type: BatchType, items: list[dict[str, Any]], workspace: WorkspaceArg = None
+    ) -> Reply:
+        def work(s: Any) -> Reply:
             written = batch.batch_log_items(s, item_type, items)
             return {"item_type": item_type, "count": len(written), "items": written}
 
-        return await run(ctx, workspace, roots, True, work)
+        return await run(ctx, workspace, True, work)
 
     @mcp.tool(
         name="export",
@@ -192,17 +180,15 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def export_tool(
         ctx: Context,
-        roots: Roots,
         format: Literal["json", "markdown"] = "json",
         output_dir: Annotated[
             str | None, Field(description="Directory inside the workspace, relative to its root.")
         ] = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             True,
             lambda s, root: transfer.export_memory(s, root, fmt=format, output_dir=output_dir),
             with_root=True,
@@ -219,15 +205,13 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def import_tool(
         ctx: Context,
-        roots: Roots,
         input_dir: str | None = None,
         mode: Literal["merge", "replace"] = "merge",
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             True,
             lambda s, root: transfer.import_memory(s, root, input_dir=input_dir, mode=mode),
             with_root=True,

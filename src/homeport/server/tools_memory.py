@@ -1,5 +1,4 @@
 """Memory tools: product and active context, decisions, progress, custom data, search."""
-# Annotations stay evaluated here: tool signatures use a per-runtime `Roots` alias built at registration.
 
 from typing import Annotated, Any
 
@@ -13,8 +12,8 @@ from homeport.server.tooling import (
     READ,
     WRITE,
     WRITE_IDEMPOTENT,
+    Reply,
     WorkspaceArg,
-    roots_param,
     workspace_runner,
 )
 from homeport.store import contexts, custom_data, decisions, patterns, progress
@@ -31,7 +30,6 @@ TagsArg = Annotated[list[str] | None, Field(description="Tags; matched case-inse
 
 
 def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
-    Roots = roots_param(runtime)
 
     run = workspace_runner(runtime)
 
@@ -39,22 +37,20 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         ("product", "product context: goals, features, architecture"),
         ("active", "active context: current focus, recent changes, open questions"),
     ):
-        _register_context_tools(mcp, run, Roots, kind, noun)
+        _register_context_tools(mcp, run, kind, noun)
 
     @mcp.tool(annotations=WRITE, description="Record a decision (what, why, how). Returns its id for links and search.")
     async def log_decision(
         ctx: Context,
-        roots: Roots,
         summary: str,
         rationale: str | None = None,
         implementation_details: str | None = None,
         tags: TagsArg = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             True,
             lambda s: decisions.log_decision(
                 s, summary, rationale=rationale, implementation_details=implementation_details, tags=tags
@@ -64,16 +60,14 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     @mcp.tool(annotations=READ, description="List decisions, newest first, optionally by tags.")
     async def get_decisions(
         ctx: Context,
-        roots: Roots,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
         tags_any: TagsArg = None,
         tags_all: TagsArg = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: decisions.get_decisions(s, limit=limit, tags_any=tags_any, tags_all=tags_all),
             key="decisions",
@@ -88,14 +82,13 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def log_progress(
         ctx: Context,
-        roots: Roots,
         status: str,
         description: str,
         parent_id: int | None = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
-            ctx, workspace, roots, True, lambda s: progress.log_progress(s, status, description, parent_id=parent_id)
+            ctx, workspace, True, lambda s: progress.log_progress(s, status, description, parent_id=parent_id)
         )
 
     @mcp.tool(
@@ -106,17 +99,15 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def update_progress(
         ctx: Context,
-        roots: Roots,
         progress_id: int,
         status: str | None = None,
         description: str | None = None,
         parent_id: int | None = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             True,
             lambda s: progress.update_progress(
                 s, progress_id, status=status, description=description, parent_id=parent_id
@@ -132,18 +123,16 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def get_progress(
         ctx: Context,
-        roots: Roots,
         status: str | None = None,
         parent_id: int | None = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 50,
         tree: bool = False,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         if tree:
             return await run(
                 ctx,
                 workspace,
-                roots,
                 False,
                 lambda s: progress.get_progress_tree(s, root_id=parent_id, status=status),
                 key="progress",
@@ -151,7 +140,6 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: progress.get_progress(s, status=status, parent_id=parent_id, limit=limit),
             key="progress",
@@ -165,21 +153,17 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         ),
     )
     async def delete_progress(
-        ctx: Context, roots: Roots, progress_id: int, cascade: bool = False, workspace: WorkspaceArg = None
-    ) -> Json:
-        return await run(
-            ctx, workspace, roots, True, lambda s: progress.delete_progress(s, progress_id, cascade=cascade)
-        )
+        ctx: Context, progress_id: int, cascade: bool = False, workspace: WorkspaceArg = None
+    ) -> Reply:
+        return await run(ctx, workspace, True, lambda s: progress.delete_progress(s, progress_id, cascade=cascade))
 
     @mcp.tool(annotations=DELETE, description="Delete a decision with its tags and links. Returns what was removed.")
-    async def delete_decision(ctx: Context, roots: Roots, decision_id: int, workspace: WorkspaceArg = None) -> Json:
-        return await run(ctx, workspace, roots, True, lambda s: decisions.delete_decision(s, decision_id))
+    async def delete_decision(ctx: Context, decision_id: int, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, True, lambda s: decisions.delete_decision(s, decision_id))
 
     @mcp.tool(annotations=DELETE, description="Delete the custom data under (category, key). Returns what was removed.")
-    async def delete_custom_data(
-        ctx: Context, roots: Roots, category: str, key: str, workspace: WorkspaceArg = None
-    ) -> Json:
-        return await run(ctx, workspace, roots, True, lambda s: custom_data.delete_custom_data(s, category, key))
+    async def delete_custom_data(ctx: Context, category: str, key: str, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, True, lambda s: custom_data.delete_custom_data(s, category, key))
 
     @mcp.tool(
         annotations=WRITE_IDEMPOTENT,
@@ -189,25 +173,21 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         ),
     )
     async def log_system_pattern(
-        ctx: Context, roots: Roots, name: str, description: str, tags: TagsArg = None, workspace: WorkspaceArg = None
-    ) -> Json:
-        return await run(
-            ctx, workspace, roots, True, lambda s: patterns.log_system_pattern(s, name, description, tags=tags)
-        )
+        ctx: Context, name: str, description: str, tags: TagsArg = None, workspace: WorkspaceArg = None
+    ) -> Reply:
+        return await run(ctx, workspace, True, lambda s: patterns.log_system_pattern(s, name, description, tags=tags))
 
     @mcp.tool(annotations=READ, description="List system patterns by name, optionally by tags.")
     async def get_system_patterns(
         ctx: Context,
-        roots: Roots,
         tags_any: TagsArg = None,
         tags_all: TagsArg = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 50,
         workspace: WorkspaceArg = None,
-    ) -> Json:
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: patterns.get_system_patterns(s, tags_any=tags_any, tags_all=tags_all, limit=limit),
             key="system_patterns",
@@ -216,10 +196,8 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
     @mcp.tool(
         annotations=DELETE, description="Delete a system pattern with its tags and links. Returns what was removed."
     )
-    async def delete_system_pattern(
-        ctx: Context, roots: Roots, pattern_id: int, workspace: WorkspaceArg = None
-    ) -> Json:
-        return await run(ctx, workspace, roots, True, lambda s: patterns.delete_system_pattern(s, pattern_id))
+    async def delete_system_pattern(ctx: Context, pattern_id: int, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, True, lambda s: patterns.delete_system_pattern(s, pattern_id))
 
     @mcp.tool(
         annotations=WRITE_IDEMPOTENT,
@@ -229,38 +207,34 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         ),
     )
     async def log_custom_data(
-        ctx: Context, roots: Roots, category: str, key: str, value: Any, workspace: WorkspaceArg = None
-    ) -> Json:
-        return await run(ctx, workspace, roots, True, lambda s: custom_data.log_custom_data(s, category, key, value))
+        ctx: Context, category: str, key: str, value: Any, workspace: WorkspaceArg = None
+    ) -> Reply:
+        return await run(ctx, workspace, True, lambda s: custom_data.log_custom_data(s, category, key, value))
 
     @mcp.tool(annotations=READ, description="Read custom data, optionally one category or one (category, key).")
     async def get_custom_data(
-        ctx: Context, roots: Roots, category: str | None = None, key: str | None = None, workspace: WorkspaceArg = None
-    ) -> Json:
+        ctx: Context, category: str | None = None, key: str | None = None, workspace: WorkspaceArg = None
+    ) -> Reply:
         return await run(
             ctx,
             workspace,
-            roots,
             False,
             lambda s: custom_data.get_custom_data(s, category=category, key=key),
             key="items",
         )
 
 
-def _register_context_tools(mcp: MCPServer, run: Any, Roots: Any, kind: str, noun: str) -> None:
-    async def get_ctx(ctx: Context, roots: Roots, workspace: WorkspaceArg = None) -> Json:  # type: ignore[valid-type]
-        return await run(ctx, workspace, roots, False, lambda s: contexts.get_context(s, kind))
+def _register_context_tools(mcp: MCPServer, run: Any, kind: str, noun: str) -> None:
+    async def get_ctx(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
+        return await run(ctx, workspace, False, lambda s: contexts.get_context(s, kind))
 
     async def update_ctx(
         ctx: Context,
-        roots: Roots,
-        content: ContentArg = None,  # type: ignore[valid-type]
+        content: ContentArg = None,
         patch: PatchArg = None,
         workspace: WorkspaceArg = None,
-    ) -> Json:
-        return await run(
-            ctx, workspace, roots, True, lambda s: contexts.update_context(s, kind, content=content, patch=patch)
-        )
+    ) -> Reply:
+        return await run(ctx, workspace, True, lambda s: contexts.update_context(s, kind, content=content, patch=patch))
 
     mcp.add_tool(
         get_ctx,

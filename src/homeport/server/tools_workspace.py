@@ -1,35 +1,30 @@
 """Workspace tools: pick a workspace for later calls, and ask where a call lands and why."""
-# Annotations stay evaluated here: tool signatures use a per-runtime `Roots` alias built at registration.
 
 import dataclasses
 from typing import Annotated, Any
 
-from mcp import types
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context, ListRoots, Resolve
+from mcp.server.mcpserver import Context
+from mcp.types import InputRequiredResult
 from pydantic import Field
 
 from homeport.errors import HomeportError
 from homeport.server.request import (
     call_inputs,
+    fetch_roots,
     has_session,
     principal_of,
-    roots_declared,
+    root_uris,
     set_session_workspace,
 )
 from homeport.server.runtime import Runtime
-from homeport.server.tooling import READ, WRITE_IDEMPOTENT, WorkspaceArg, roots_param, run_blocking, tool_error
+from homeport.server.tooling import READ, WRITE_IDEMPOTENT, Reply, WorkspaceArg, run_blocking, tool_error
 from homeport.store import store_path_for
 
 __all__ = ["register_workspace_tools"]
 
 
-async def _declared_roots(ctx: Context) -> types.ListRootsResult | ListRoots | None:
-    return ListRoots() if roots_declared(ctx) else None
-
-
 def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
-    Roots = roots_param(runtime)
 
     @mcp.tool(
         annotations=WRITE_IDEMPOTENT,
@@ -40,10 +35,9 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
     )
     async def use_workspace(
         ctx: Context,
-        roots: Roots,
         workspace: Annotated[str, Field(description="The project's absolute path or file:// URI.")],
     ) -> dict[str, Any]:
-        inputs = call_inputs(ctx, workspace, roots)
+        inputs = call_inputs(ctx, workspace)  # the argument decides: roots are never needed
         try:
             resolved = await run_blocking(runtime, lambda: runtime.resolve(inputs, write=False))
         except HomeportError as exc:
@@ -65,20 +59,21 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "store path, transport and protocol version. Call this first when unsure where memory goes."
         ),
     )
-    async def where_am_i(
-        ctx: Context,
-        roots: Roots,
-        declared: Annotated[types.ListRootsResult | None, Resolve(_declared_roots)],
-        workspace: WorkspaceArg = None,
-    ) -> dict[str, Any]:
-        inputs = call_inputs(ctx, workspace, roots)
-        seen = runtime.resolver.observe(dataclasses.replace(inputs, roots=_uris(declared)))
+    async def where_am_i(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
+        declared = await fetch_roots(ctx)  # always, when the client has roots: the report lists them
+        if isinstance(declared, InputRequiredResult):
+            return declared
+        inputs = call_inputs(ctx, workspace)
+        uris = root_uris(declared)
+        seen = runtime.resolver.observe(dataclasses.replace(inputs, roots=uris))
+        if runtime.resolver.needs_roots(inputs):
+            inputs = dataclasses.replace(inputs, roots=uris)
         report: dict[str, Any] = {
             "transport": runtime.settings.transport,
             "protocol_version": ctx.protocol_version,
             "session": has_session(ctx),
             "principal": principal_of(ctx),
-            "declared_roots": _uris(declared),
+            "declared_roots": uris,
             "sources": [s.describe() for s in seen],
             "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
         }
@@ -96,7 +91,3 @@ def register_workspace_tools(mcp: MCPServer, runtime: Runtime) -> None:
             "store": str(store),
             "store_exists": store.exists(),
         }
-
-
-def _uris(roots: types.ListRootsResult | None) -> list[str] | None:
-    return None if roots is None else [str(r.uri) for r in roots.roots]

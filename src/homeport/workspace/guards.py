@@ -9,6 +9,7 @@ denied directory, so a dotfiles repository in the home directory cannot swallow 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,11 +138,7 @@ class WorkspaceGuard:
 
     def project_root(self, directory: Path, client_roots: Sequence[Path] = ()) -> tuple[Path, str]:
         """The project root for canonical `directory`, and a sentence saying why."""
-        ceiling = within_any(directory, [*self.allow_roots, *client_roots])
-        chain = [directory, *directory.parents]
-        if ceiling is not None:
-            chain = chain[: chain.index(ceiling) + 1]
-        chain = [p for p in chain if self.denied.reason(p) is None]
+        chain = self._candidates(directory, tuple(client_roots))
         for candidate in chain:
             if (candidate / ".homeport").is_dir():
                 return candidate, _why(directory, candidate, "holds .homeport/")
@@ -149,6 +146,15 @@ class WorkspaceGuard:
             if (candidate / ".git").exists():
                 return candidate, _why(directory, candidate, "is a git repository")
         return directory, f"{directory} has no .homeport/ or git repository above it, so it is its own root"
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - guards live as long as the process; pure, bounded
+    def _candidates(self, directory: Path, client_roots: tuple[Path, ...]) -> tuple[Path, ...]:
+        """`directory` and its ancestors up to the root that bounds the search, denied ones left out."""
+        ceiling = within_any(directory, [*self.allow_roots, *client_roots])
+        chain = [directory, *directory.parents]
+        if ceiling is not None:
+            chain = chain[: chain.index(ceiling) + 1]
+        return tuple(p for p in chain if self.denied.reason(p) is None)
 
     def check(self, root: Path, client_roots: Sequence[Path] | None, *, label: str) -> None:
         """Refuse a workspace root that lies outside the allowed or client roots, or is denied.

@@ -86,7 +86,13 @@ class Seen:
 @dataclass(frozen=True)
 class Resolution:
     workspace: Workspace
-    seen: tuple[Seen, ...]
+    call: CallInputs
+    resolver: WorkspaceResolver
+
+    @property
+    def seen(self) -> tuple[Seen, ...]:
+        """What each source held (built on demand: most calls never ask)."""
+        return self.resolver.observe(self.call)
 
 
 class WorkspaceResolver:
@@ -128,18 +134,17 @@ class WorkspaceResolver:
         Raises:
             WorkspaceError: a subclass naming the source, the bad value and what to do instead.
         """
-        seen = self.observe(call)
         roots = self._client_roots(call.roots)
-        workspace = self._first_candidate(call, roots, seen)
+        workspace = self._first_candidate(call, roots)
         if write and self.settings.require_explicit and workspace.source not in EXPLICIT_SOURCES:
             raise ExplicitWorkspaceRequired(
                 f"this server requires an explicit workspace for writes, and {workspace.root} came only "
                 f"from {workspace.source.value}; pass the workspace argument, call use_workspace, or send "
                 "X-Workspace-Id"
             )
-        return Resolution(workspace, seen)
+        return Resolution(workspace, call, self)
 
-    def _first_candidate(self, call: CallInputs, roots: list[Path] | None, seen: tuple[Seen, ...]) -> Workspace:
+    def _first_candidate(self, call: CallInputs, roots: list[Path] | None) -> Workspace:
         s = self.settings
         if call.argument:
             if self.handles.looks_like_handle(call.argument):
@@ -169,8 +174,12 @@ class WorkspaceResolver:
                 why = s.guard.denied.reason(cwd, as_cwd=True)
                 if why is None:
                     return self._accept(str(cwd), Source.CWD, roots, label=f"the current directory {cwd}")
-                seen = tuple(Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x for x in seen)
-        raise WorkspaceUnresolvedError(_unresolved_message(seen))
+                seen = tuple(
+                    Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x
+                    for x in self.observe(call)
+                )
+                raise WorkspaceUnresolvedError(_unresolved_message(seen))
+        raise WorkspaceUnresolvedError(_unresolved_message(self.observe(call)))
 
     def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
         label = label or f"{value!r}"
