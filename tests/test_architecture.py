@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,13 @@ def test_only_the_cli_reads_the_environment():
             continue
         source = module.read_text(encoding="utf-8")
         assert "os.environ" not in source and "getenv" not in source, module
+
+
+def test_starting_the_server_loads_no_database_driver_or_sql_parser():
+    # They load on the first project-database call; start-up time is one of the figures people feel.
+    code = (
+        "import sys, homeport.cli.main, homeport.server.app; "
+        "print(sorted(m for m in ('psycopg', 'pymysql', 'sqlglot', 'alembic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -8,20 +8,25 @@
 
 Every method takes the workspace root explicitly (already resolved and checked by the caller)
 and returns plain dicts ready for JSON. No MCP here: the server layer wraps these as tools.
+
+The database drivers and the SQL parser (psycopg, PyMySQL, sqlglot: about a quarter of a second)
+are imported on the first call that needs them, not when the server starts.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
-
-from homeport.projectdb import introspection
-from homeport.projectdb.connections import EngineCache
+from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb.discovery import DatabaseSource, discover_database
-from homeport.projectdb.query import DEFAULT_LIMIT, run_query
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from homeport.projectdb.connections import EngineCache
 
 __all__ = ["DatabaseSource", "ProjectDatabases", "discover_database"]
 
@@ -35,7 +40,9 @@ class ProjectDatabases:
 
     def __init__(self, environ: Mapping[str, str], *, max_idle_seconds: float = 300, max_engines: int = 32) -> None:
         self._environ = dict(environ)
-        self._engines = EngineCache(max_idle_seconds=max_idle_seconds, max_engines=max_engines)
+        self._limits = {"max_idle_seconds": max_idle_seconds, "max_engines": max_engines}
+        self._engine_cache: EngineCache | None = None
+        self._lock = threading.Lock()
 
     def discover(self, root: Path) -> DatabaseSource:
         """Which database the workspace at `root` uses, and its settings.
@@ -53,6 +60,8 @@ class ProjectDatabases:
             DatabaseNotConfiguredError, ConfigError: see `discover`.
             ProjectDatabaseError: the database cannot be reached or read.
         """
+        from homeport.projectdb import introspection
+
         source, engine = self._open(root)
         return introspection.get_tables(engine, source)
 
@@ -63,6 +72,8 @@ class ProjectDatabases:
             DatabaseNotConfiguredError, ConfigError: see `discover`.
             ProjectDatabaseError: no such table (close matches named), or the database failed.
         """
+        from homeport.projectdb import introspection
+
         source, engine = self._open(root)
         return introspection.get_schema(engine, source, table)
 
@@ -73,6 +84,8 @@ class ProjectDatabases:
             DatabaseNotConfiguredError, ConfigError: see `discover`.
             ProjectDatabaseError: the database cannot be reached.
         """
+        from homeport.projectdb import introspection
+
         source, engine = self._open(root)
         return introspection.get_database_type(engine, source)
 
@@ -88,12 +101,15 @@ class ProjectDatabases:
             QueryRejectedError: refused before reaching the database (the reason and what to do).
             ProjectDatabaseError: the database refused or failed it, or it ran past the timeout.
         """
+        from homeport.projectdb.query import run_query
+
         source, engine = self._open(root)
         return run_query(engine, source, query, params, limit)
 
     def close(self) -> None:
         """Close every engine; the object stays usable and reopens engines on demand."""
-        self._engines.close_all()
+        if self._engine_cache is not None:
+            self._engine_cache.close_all()
 
     def __enter__(self) -> ProjectDatabases:
         return self
@@ -103,4 +119,12 @@ class ProjectDatabases:
 
     def _open(self, root: Path) -> tuple[DatabaseSource, Engine]:
         source = discover_database(root, self._environ)
-        return source, self._engines.engine_for(root, source)
+        return source, self._engines().engine_for(root, source)
+
+    def _engines(self) -> EngineCache:
+        with self._lock:
+            if self._engine_cache is None:
+                from homeport.projectdb.connections import EngineCache
+
+                self._engine_cache = EngineCache(**self._limits)
+            return self._engine_cache

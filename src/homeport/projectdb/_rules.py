@@ -8,6 +8,7 @@ outlive the transaction. Read-only rules are the PRAGMAs that only report.
 from __future__ import annotations
 
 __all__ = [
+    "DEFAULT_LIMIT",
     "DENIED_FUNCTIONS",
     "DENIED_FUNCTION_PREFIXES",
     "QUERY_PRAGMAS",
@@ -156,3 +157,6 @@ def pragma_is_read_only(name: str, has_argument: bool) -> bool:
     if lowered in QUERY_PRAGMAS:
         return True
     return lowered in SETTING_PRAGMAS and not has_argument
+
+# Rows a query returns unless the caller asks for fewer (the workspace's row_limit caps it too).
+DEFAULT_LIMIT = 200

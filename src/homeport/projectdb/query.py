@@ -37,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import PoolProxiedConnection
 
 from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb._statement_guard import check_statement
 from homeport.projectdb._values import json_safe, mysql_time
 from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error
@@ -44,7 +45,6 @@ from homeport.projectdb.discovery import DatabaseSource
 
 __all__ = ["DEFAULT_LIMIT", "run_query"]
 
-DEFAULT_LIMIT = 200
 _SQLITE_PROGRESS_STEPS = 10_000
 _PG_CURSOR = "homeport_query"
 _MYSQL_TIMEOUT_ERRORS = frozenset({1969, 3024})  # MariaDB max_statement_time, MySQL max_execution_time
