@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import sqlite3
+from pathlib import Path
+
 import pytest
 from sqlalchemy import insert, select
 
 from homeport.errors import StoreError
-from homeport.store import decisions
+from homeport.store import Store, decisions
 from homeport.store.custom_data import get_custom_data, upsert_custom_data
-from homeport.store.database import Prepared, dict_rows
+from homeport.store.database import NO_CHECKPOINT_ON_CLOSE, Prepared, dict_rows
 from homeport.store.schema import system_patterns
 from homeport.store.tags import set_tags
 
@@ -92,3 +97,30 @@ def test_prepared_statements_fill_in_values_bound_in_the_statement(store):
     with store.write() as conn:
         conn.execute(_pattern("fixed"))
         assert dict_rows(statement.run(conn)) == [{"name": "fixed"}]
+
+
+def _rows_in_main_file_alone(store, tmp_path) -> int:
+    """Copy homeport.db without its -wal/-shm (what a naive backup does) and count decisions there."""
+    copy = tmp_path / "backup.db"
+    shutil.copyfile(store.path, copy)
+    with contextlib.closing(sqlite3.connect(copy)) as raw:
+        return raw.execute("SELECT count(*) FROM decisions").fetchone()[0]
+
+
+def test_a_closed_store_has_every_write_in_its_main_file(copy_store, tmp_path):
+    store = copy_store(tmp_path / "ws")
+    for i in range(5):
+        decisions.log_decision(store, f"decision {i}")
+    store.close()
+    assert _rows_in_main_file_alone(store, tmp_path) == 5
+
+
+@pytest.mark.skipif(NO_CHECKPOINT_ON_CLOSE is None, reason="needs Python 3.12+ (sqlite3.Connection.setconfig)")
+def test_closing_a_store_keeps_its_wal_so_reopening_does_not_create_it_again(copy_store, tmp_path):
+    store = copy_store(tmp_path / "ws")
+    decisions.log_decision(store, "kept")
+    store.close()
+    assert Path(f"{store.path}-wal").exists() and Path(f"{store.path}-shm").exists()
+    reopened = Store.open(tmp_path / "ws", create=False)
+    assert [d["summary"] for d in decisions.get_decisions(reopened)] == ["kept"]
+    reopened.close()
