@@ -80,6 +80,7 @@ class Store:
         self._idle: deque[Connection] = deque()
         self._max_idle = pool_size
         self._closed = False
+        self._write_lock = threading.Lock()
         self._written = False  # by this object: only then does close() checkpoint (see NO_CHECKPOINT_ON_CLOSE)
 
     @classmethod
@@ -132,7 +133,10 @@ class Store:
     def write(self) -> Iterator[Connection]:
         """A connection inside a write transaction, committed at the end of the block, rolled back on error."""
         self._written = True
-        with self._transaction("BEGIN IMMEDIATE", "writing") as conn:
+        # Writers of this process queue here, woken as soon as the writer before them commits. Left to
+        # SQLite's busy handler they would sleep in steps of up to 100 ms (p95 200 ms with 32 HTTP clients).
+        # Other processes still meet the write lock of BEGIN IMMEDIATE and the busy timeout.
+        with self._write_lock, self._transaction("BEGIN IMMEDIATE", "writing") as conn:
             yield conn
 
     @contextlib.contextmanager
