@@ -29,6 +29,8 @@ def decode_candidate(value: str) -> Path:
     text = value.strip()
     if not text:
         raise InvalidWorkspaceError("workspace is empty; pass an absolute path such as /home/you/project")
+    if text.startswith("/"):  # the common case, an absolute POSIX path: no scheme to parse
+        return Path(text)
     parsed = urlparse(text)
     # A one-letter scheme is a Windows drive ("C:/src"), not a URI.
     if parsed.scheme and len(parsed.scheme) > 1:
