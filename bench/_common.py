@@ -35,6 +35,7 @@ def median(values: Iterable[float]) -> float:
 
 # -- /proc ---------------------------------------------------------------------------------------
 
+
 def proc_status_kb(pid: int, field: str) -> int | None:
     """A `VmXXX:` field of /proc/<pid>/status in kB (VmHWM = peak RSS, VmRSS = current RSS)."""
     try:
@@ -101,6 +102,7 @@ class OtherLoad:
 
     def start(self, pids: list[int]) -> None:
         import time
+
         self.pids = pids
         self._busy, _ = cpu_jiffies()
         self._ours = process_jiffies("self") + sum(process_jiffies(p) for p in pids)
@@ -108,6 +110,7 @@ class OtherLoad:
 
     def stop(self) -> float:
         import time
+
         busy, _ = cpu_jiffies()
         ours = process_jiffies("self") + sum(process_jiffies(p) for p in self.pids)
         hz = os.sysconf("SC_CLK_TCK")
@@ -121,6 +124,7 @@ def wait_until_quiet(threshold: float = 0.3, max_wait: float = 120.0, sample: fl
     Returns the last sample's load of other processes, in cores.
     """
     import time
+
     deadline = time.monotonic() + max_wait
     while True:
         probe = OtherLoad()
@@ -153,6 +157,7 @@ def cmdline(pid: int) -> str:
 
 # -- machine ---------------------------------------------------------------------------------------
 
+
 def machine_description() -> dict[str, str]:
     cpu = "?"
     try:
@@ -166,13 +171,18 @@ def machine_description() -> dict[str, str]:
     mem = proc_meminfo_gib()
     try:
         import importlib.metadata as md
+
         mcp_version = md.version("mcp")
         homeport_version = md.version("homeport")
     except Exception:
         mcp_version = homeport_version = "?"
     try:
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10).stdout.strip() or "?"
+        commit = (
+            subprocess.run(
+                ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or "?"
+        )
     except (OSError, subprocess.SubprocessError):
         commit = "?"
     return {
@@ -202,6 +212,7 @@ def machine_markdown(desc: dict[str, str]) -> str:
 
 
 # -- tables ------------------------------------------------------------------------------------------
+
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str | None = None) -> str:
     rows = [list(map(str, r)) for r in rows]

@@ -81,8 +81,13 @@ class OpError(RuntimeError):
 
 def _python_version(python: str) -> tuple[int, int] | None:
     try:
-        out = subprocess.run([python, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
-                             capture_output=True, text=True, timeout=30, check=True).stdout.split()
+        out = subprocess.run(
+            [python, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.split()
         return int(out[0]), int(out[1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
@@ -111,8 +116,14 @@ def venv_python(name: str) -> Path:
     return VENVS / name / "bin" / "python"
 
 
-def ensure_venv(name: str, requirements: list[str], *, min_python: tuple[int, int] = (3, 10),
-                probe: str | None = None, reinstall: bool = False) -> tuple[Path | None, str]:
+def ensure_venv(
+    name: str,
+    requirements: list[str],
+    *,
+    min_python: tuple[int, int] = (3, 10),
+    probe: str | None = None,
+    reinstall: bool = False,
+) -> tuple[Path | None, str]:
     """Create bench/.venvs/<name> and pip-install `requirements` there (once).
 
     `probe` is a file under the venv's bin/ whose presence means the install is complete.
@@ -127,17 +138,24 @@ def ensure_venv(name: str, requirements: list[str], *, min_python: tuple[int, in
         return venv, f"{name}: using {venv}"
     python = find_python(min_python)
     if python is None:
-        return None, (f"{name}: needs Python >= {min_python[0]}.{min_python[1]} and none was found "
-                      f"(looked at {sys.executable}, python3.N on PATH, ~/.pyenv/versions)")
+        return None, (
+            f"{name}: needs Python >= {min_python[0]}.{min_python[1]} and none was found "
+            f"(looked at {sys.executable}, python3.N on PATH, ~/.pyenv/versions)"
+        )
     VENVS.mkdir(parents=True, exist_ok=True)
     log_path = VENVS / f"{name}.install.log"
-    print(f"[install] {name}: {' '.join(requirements)} into {venv} with {python} (log: {log_path}); "
-          "this can take minutes", flush=True)
+    print(
+        f"[install] {name}: {' '.join(requirements)} into {venv} with {python} (log: {log_path}); "
+        "this can take minutes",
+        flush=True,
+    )
     started = time.monotonic()
     with open(log_path, "w") as log:
-        steps = [[python, "-m", "venv", "--clear", str(venv)],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "--upgrade", "pip"],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", *requirements]]
+        steps = [
+            [python, "-m", "venv", "--clear", str(venv)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--upgrade", "pip"],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", *requirements],
+        ]
         for step in steps:
             log.write(f"$ {' '.join(step)}\n")
             log.flush()
@@ -161,8 +179,11 @@ def _installed(venv: Path, requirements: list[str]) -> bool:
 
 def _tail(path: Path, lines: int) -> str:
     try:
-        text = [ln for ln in path.read_text(errors="replace").splitlines()
-                if ln.strip() and not ln.startswith("WARNING: Location")]
+        text = [
+            ln
+            for ln in path.read_text(errors="replace").splitlines()
+            if ln.strip() and not ln.startswith("WARNING: Location")
+        ]
     except OSError:
         return ""
     return " | ".join(text[-lines:])[-400:]
@@ -170,8 +191,13 @@ def _tail(path: Path, lines: int) -> str:
 
 def package_version(python: Path | str, dist: str) -> str:
     try:
-        return subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
-                              capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        return subprocess.run(
+            [str(python), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "?"
 
@@ -207,8 +233,9 @@ class Adapter:
             props = set((tools[tool].input_schema or {}).get("properties", {}))
             missing = [a for a in args if a not in props]
             if missing:
-                raise OpError(f"{self.name}: tool {tool!r} takes no {', '.join(missing)} "
-                              f"(it takes {', '.join(sorted(props))})")
+                raise OpError(
+                    f"{self.name}: tool {tool!r} takes no {', '.join(missing)} (it takes {', '.join(sorted(props))})"
+                )
 
     def uses(self) -> dict[str, list[str]]:
         """tool name -> the argument names the adapter passes."""
@@ -247,9 +274,13 @@ class HomeportLike(Adapter):
     """Homeport's tool names and arguments (the echo floor copies them)."""
 
     def uses(self) -> dict[str, list[str]]:
-        return {"log_decision": ["summary", "rationale", "tags"], "get_decisions": ["limit"],
-                "search": ["query", "limit"], "log_custom_data": ["category", "key", "value"],
-                "get_custom_data": ["category", "key"]}
+        return {
+            "log_decision": ["summary", "rationale", "tags"],
+            "get_decisions": ["limit"],
+            "search": ["query", "limit"],
+            "log_custom_data": ["category", "key", "value"],
+            "get_custom_data": ["category", "key"],
+        }
 
     async def op_write(self, c: Any, i: int) -> Any:
         return await self.call(c, "log_decision", decision(i))
@@ -261,8 +292,9 @@ class HomeportLike(Adapter):
         return await self.call(c, "search", {"query": query(i), "limit": 10})
 
     async def op_set(self, c: Any, i: int) -> Any:
-        return await self.call(c, "log_custom_data",
-                               {"category": "bench", "key": custom_key(i), "value": custom_value(i)})
+        return await self.call(
+            c, "log_custom_data", {"category": "bench", "key": custom_key(i), "value": custom_value(i)}
+        )
 
     async def op_get(self, c: Any, i: int) -> Any:
         return await self.call(c, "get_custom_data", {"category": "bench", "key": custom_key(i)})
@@ -281,7 +313,9 @@ class HomeportAdapter(HomeportLike):
         return StdioServerParameters(
             command=sys.executable,
             args=["-c", "from homeport.cli import main; main()", "serve", "--workspace", str(work)],
-            env={"HOMEPORT_DATA_DIR": str(work / "homeport-data")}, cwd=str(work))
+            env={"HOMEPORT_DATA_DIR": str(work / "homeport-data")},
+            cwd=str(work),
+        )
 
 
 class EchoAdapter(HomeportLike):
@@ -291,14 +325,22 @@ class EchoAdapter(HomeportLike):
 
     def params(self, work: Path) -> StdioServerParameters:
         return StdioServerParameters(
-            command=sys.executable, args=[str(BENCH / "servers" / "echo_server.py"), "--workspace", str(work)],
-            cwd=str(work))
+            command=sys.executable,
+            args=[str(BENCH / "servers" / "echo_server.py"), "--workspace", str(work)],
+            cwd=str(work),
+        )
 
 
 # Hugging Face and telemetry look-ups fail at once instead of waiting on the network.
-_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
-            "DO_NOT_TRACK": "1", "ANONYMIZED_TELEMETRY": "False", "FASTMCP_SHOW_SERVER_BANNER": "false",
-            "FASTMCP_CHECK_FOR_UPDATES": "off"}
+_OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "DO_NOT_TRACK": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "FASTMCP_SHOW_SERVER_BANNER": "false",
+    "FASTMCP_CHECK_FOR_UPDATES": "off",
+}
 
 
 class ConPortAdapter(Adapter):
@@ -325,7 +367,8 @@ class ConPortAdapter(Adapter):
             "as installed. Its embedding model (all-MiniLM-L6-v2) is fetched from a model hub on first use; "
             "this machine cannot reach the hub (HF_HUB_OFFLINE=1 makes that fail at once), so every write "
             "tries to load the model, fails in about 1-5 ms, and the write succeeds without an embedding: "
-            "the 'with embeddings' figure of issue 6 cannot be reproduced here"]
+            "the 'with embeddings' figure of issue 6 cannot be reproduced here"
+        ]
         return None
 
     def params(self, work: Path) -> StdioServerParameters:
@@ -334,14 +377,18 @@ class ConPortAdapter(Adapter):
         return StdioServerParameters(
             command=str(self.venv / "bin" / "conport-mcp"),
             args=["--mode", "stdio", "--workspace_id", str(work), "--log-level", "WARNING"],
-            env={**_OFFLINE, "HOME": str(work / "home")}, cwd=str(work))
+            env={**_OFFLINE, "HOME": str(work / "home")},
+            cwd=str(work),
+        )
 
     def uses(self) -> dict[str, list[str]]:
-        return {"log_decision": ["workspace_id", "summary", "rationale", "tags"],
-                "get_decisions": ["workspace_id", "limit"],
-                "search_decisions_fts": ["workspace_id", "query_term", "limit"],
-                "log_custom_data": ["workspace_id", "category", "key", "value"],
-                "get_custom_data": ["workspace_id", "category", "key"]}
+        return {
+            "log_decision": ["workspace_id", "summary", "rationale", "tags"],
+            "get_decisions": ["workspace_id", "limit"],
+            "search_decisions_fts": ["workspace_id", "query_term", "limit"],
+            "log_custom_data": ["workspace_id", "category", "key", "value"],
+            "get_custom_data": ["workspace_id", "category", "key"],
+        }
 
     def _ws(self, c: Any) -> str:
         return self.workspace_id
@@ -353,16 +400,21 @@ class ConPortAdapter(Adapter):
         return await self.call(c, "get_decisions", {"workspace_id": self._ws(c), "limit": 10})
 
     async def op_search(self, c: Any, i: int) -> Any:
-        return await self.call(c, "search_decisions_fts",
-                               {"workspace_id": self._ws(c), "query_term": query(i), "limit": 10})
+        return await self.call(
+            c, "search_decisions_fts", {"workspace_id": self._ws(c), "query_term": query(i), "limit": 10}
+        )
 
     async def op_set(self, c: Any, i: int) -> Any:
-        return await self.call(c, "log_custom_data", {"workspace_id": self._ws(c), "category": "bench",
-                                                      "key": custom_key(i), "value": custom_value(i)})
+        return await self.call(
+            c,
+            "log_custom_data",
+            {"workspace_id": self._ws(c), "category": "bench", "key": custom_key(i), "value": custom_value(i)},
+        )
 
     async def op_get(self, c: Any, i: int) -> Any:
-        return await self.call(c, "get_custom_data",
-                               {"workspace_id": self._ws(c), "category": "bench", "key": custom_key(i)})
+        return await self.call(
+            c, "get_custom_data", {"workspace_id": self._ws(c), "category": "bench", "key": custom_key(i)}
+        )
 
     def hits(self, result: Any) -> int | None:
         data = _structured(result)
@@ -380,15 +432,21 @@ class ConPortNoEmbeddingsAdapter(ConPortAdapter):
 
     def ensure_installed(self, *, reinstall: bool = False) -> str | None:
         why = super().ensure_installed(reinstall=reinstall)
-        self.notes = ["the same ConPort install, started through bench/servers/conport_noemb.py, which turns "
-                      "its embedding and vector-store steps into no-ops: only its SQLite work remains"]
+        self.notes = [
+            "the same ConPort install, started through bench/servers/conport_noemb.py, which turns "
+            "its embedding and vector-store steps into no-ops: only its SQLite work remains"
+        ]
         return why
 
     def params(self, work: Path) -> StdioServerParameters:
         base = super().params(work)
         assert self.venv is not None
-        return base.model_copy(update={"command": str(self.venv / "bin" / "python"),
-                                       "args": [str(BENCH / "servers" / "conport_noemb.py"), *base.args]})
+        return base.model_copy(
+            update={
+                "command": str(self.venv / "bin" / "python"),
+                "args": [str(BENCH / "servers" / "conport_noemb.py"), *base.args],
+            }
+        )
 
 
 class BasicMemoryAdapter(Adapter):
@@ -408,8 +466,9 @@ class BasicMemoryAdapter(Adapter):
 
     def ensure_installed(self, *, reinstall: bool = False) -> str | None:
         # basic-memory requires Python >= 3.12.
-        venv, message = ensure_venv("basic-memory", [self.dist], min_python=(3, 12), probe="basic-memory",
-                                    reinstall=reinstall)
+        venv, message = ensure_venv(
+            "basic-memory", [self.dist], min_python=(3, 12), probe="basic-memory", reinstall=reinstall
+        )
         print(f"[install] {message}", flush=True)
         if venv is None:
             return message
@@ -419,21 +478,35 @@ class BasicMemoryAdapter(Adapter):
             "read = recent_activity, which lists the 10 newest notes' titles and ids, not their bodies; "
             "semantic (vector) search is switched off (BASIC_MEMORY_SEMANTIC_SEARCH_ENABLED=false): its "
             "embedding model comes from a model hub, and the interpreter's sqlite3 cannot load the vector "
-            "extension; search is basic-memory's keyword (FTS) search"]
+            "extension; search is basic-memory's keyword (FTS) search"
+        ]
         return None
 
     def params(self, work: Path) -> StdioServerParameters:
         assert self.venv is not None
-        env = {**_OFFLINE, "HOME": str(work / "home"), "BASIC_MEMORY_CONFIG_DIR": str(work / "bm-config"),
-               "BASIC_MEMORY_HOME": str(work / "notes"), "BASIC_MEMORY_AUTO_UPDATE": "false",
-               "BASIC_MEMORY_SEMANTIC_SEARCH_ENABLED": "false", "BASIC_MEMORY_LOG_LEVEL": "WARNING"}
-        return StdioServerParameters(command=str(self.venv / "bin" / "basic-memory"),
-                                     args=["mcp", "--transport", "stdio"], env=env, cwd=str(work))
+        env = {
+            **_OFFLINE,
+            "HOME": str(work / "home"),
+            "BASIC_MEMORY_CONFIG_DIR": str(work / "bm-config"),
+            "BASIC_MEMORY_HOME": str(work / "notes"),
+            "BASIC_MEMORY_AUTO_UPDATE": "false",
+            "BASIC_MEMORY_SEMANTIC_SEARCH_ENABLED": "false",
+            "BASIC_MEMORY_LOG_LEVEL": "WARNING",
+        }
+        return StdioServerParameters(
+            command=str(self.venv / "bin" / "basic-memory"),
+            args=["mcp", "--transport", "stdio"],
+            env=env,
+            cwd=str(work),
+        )
 
     def uses(self) -> dict[str, list[str]]:
-        return {"write_note": ["title", "content", "directory", "tags", "overwrite"],
-                "recent_activity": ["page_size"], "search_notes": ["query", "page_size"],
-                "read_note": ["identifier"]}
+        return {
+            "write_note": ["title", "content", "directory", "tags", "overwrite"],
+            "recent_activity": ["page_size"],
+            "search_notes": ["query", "page_size"],
+            "read_note": ["identifier"],
+        }
 
     async def call(self, client: Any, tool: str, args: dict[str, Any]) -> Any:
         result = await super().call(client, tool, args)
@@ -444,9 +517,16 @@ class BasicMemoryAdapter(Adapter):
 
     async def op_write(self, c: Any, i: int) -> Any:
         d = decision(i)
-        return await self.call(c, "write_note", {"title": d["summary"].replace(":", " -"),
-                                                 "content": d["rationale"], "directory": "decisions",
-                                                 "tags": d["tags"]})
+        return await self.call(
+            c,
+            "write_note",
+            {
+                "title": d["summary"].replace(":", " -"),
+                "content": d["rationale"],
+                "directory": "decisions",
+                "tags": d["tags"],
+            },
+        )
 
     async def op_read(self, c: Any, i: int) -> Any:
         return await self.call(c, "recent_activity", {"page_size": 10})
@@ -455,8 +535,11 @@ class BasicMemoryAdapter(Adapter):
         return await self.call(c, "search_notes", {"query": query(i), "page_size": 10})
 
     async def op_set(self, c: Any, i: int) -> Any:
-        return await self.call(c, "write_note", {"title": custom_key(i), "content": json.dumps(custom_value(i)),
-                                                 "directory": "custom", "overwrite": True})
+        return await self.call(
+            c,
+            "write_note",
+            {"title": custom_key(i), "content": json.dumps(custom_value(i)), "directory": "custom", "overwrite": True},
+        )
 
     async def op_get(self, c: Any, i: int) -> Any:
         return await self.call(c, "read_note", {"identifier": f"custom/{custom_key(i)}"})
@@ -467,6 +550,11 @@ class BasicMemoryAdapter(Adapter):
 
 
 def all_adapters() -> dict[str, Adapter]:
-    adapters: list[Adapter] = [EchoAdapter(), HomeportAdapter(), ConPortAdapter(), ConPortNoEmbeddingsAdapter(),
-                               BasicMemoryAdapter()]
+    adapters: list[Adapter] = [
+        EchoAdapter(),
+        HomeportAdapter(),
+        ConPortAdapter(),
+        ConPortNoEmbeddingsAdapter(),
+        BasicMemoryAdapter(),
+    ]
     return {a.name: a for a in adapters}

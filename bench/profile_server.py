@@ -32,8 +32,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, child_pids
 from adapters import OPS, all_adapters, ensure_venv
 
-IDLE_LEAVES = ("Condition.wait", "EpollSelector.select", "Queue.get", "Event.wait", "Lock.acquire", "sleep",
-               "select (", "poll (")
+IDLE_LEAVES = (
+    "Condition.wait",
+    "EpollSelector.select",
+    "Queue.get",
+    "Event.wait",
+    "Lock.acquire",
+    "sleep",
+    "select (",
+    "poll (",
+)
 
 
 def summarize(collapsed: Path, top: int, root_filter: str | None, rate: int, calls: int) -> str:
@@ -59,9 +67,12 @@ def summarize(collapsed: Path, top: int, root_filter: str | None, rate: int, cal
             inclusive[name] += n
         self_[frames[-1]] += n
     busy_ms = 1000 * total / rate / max(1, calls)
-    out = [f"busy samples: {total} (idle-thread samples left out: {idle}); busy time ≈ {busy_ms:.2f} ms per call "
-           f"(sum over the server's threads, at {rate} samples/s)", "",
-           f"top {top} inclusive (share of busy samples with the function on the stack):"]
+    out = [
+        f"busy samples: {total} (idle-thread samples left out: {idle}); busy time ≈ {busy_ms:.2f} ms per call "
+        f"(sum over the server's threads, at {rate} samples/s)",
+        "",
+        f"top {top} inclusive (share of busy samples with the function on the stack):",
+    ]
     out += [f"  {100 * n / total:5.1f}%  {name}" for name, n in inclusive.most_common(top)]
     out += ["", f"top {top} self (share of busy samples where the function itself was running):"]
     out += [f"  {100 * n / total:5.1f}%  {name}" for name, n in self_.most_common(top)]
@@ -101,9 +112,24 @@ async def run(args: argparse.Namespace) -> int:
                 pid = sorted(child_pids(os.getpid()) - before)[-1]
                 for k in range(50):  # warm-up
                     await adapter.op(client, OPS[k % len(OPS)], k)
-                spy = subprocess.Popen([str(venv / "bin" / "py-spy"), "record", "--pid", str(pid), "--rate",
-                                        str(args.rate), "--format", "raw", "-o", str(out), "--nonblocking"],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                spy = subprocess.Popen(
+                    [
+                        str(venv / "bin" / "py-spy"),
+                        "record",
+                        "--pid",
+                        str(pid),
+                        "--rate",
+                        str(args.rate),
+                        "--format",
+                        "raw",
+                        "-o",
+                        str(out),
+                        "--nonblocking",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 await anyio.sleep(1.0)
                 t0 = time.perf_counter()
                 for k in range(args.calls):
@@ -114,9 +140,11 @@ async def run(args: argparse.Namespace) -> int:
         if not out.exists():
             print(f"py-spy wrote nothing: {spy_err[-800:]}", file=sys.stderr)
             return 1
-        text = (f"{args.server}: {args.calls} calls of the mixed workload over stdio in {wall:.1f} s "
-                f"({1000 * wall / args.calls:.2f} ms per call, client included)\n"
-                + summarize(out, args.top, args.only, args.rate, args.calls))
+        text = (
+            f"{args.server}: {args.calls} calls of the mixed workload over stdio in {wall:.1f} s "
+            f"({1000 * wall / args.calls:.2f} ms per call, client included)\n"
+            + summarize(out, args.top, args.only, args.rate, args.calls)
+        )
         summary = RESULTS / f"{time.strftime('%Y-%m-%d')}-profile-{args.server}.txt"
         summary.write_text(text + "\n")
         print(text)

@@ -34,37 +34,64 @@ def _now() -> str:
 
 
 def build_echo_server(root: str) -> MCPServer:
-    mcp = MCPServer("echo-floor", version="1.0", instructions="Benchmark floor: same tool shapes, no storage.",
-                    log_level="WARNING")
+    mcp = MCPServer(
+        "echo-floor", version="1.0", instructions="Benchmark floor: same tool shapes, no storage.", log_level="WARNING"
+    )
     where = {"root": root, "source": "config"}
     decisions: list[Json] = []
     custom: dict[tuple[str, str], Json] = {}
 
     @mcp.tool(annotations=WRITE, description="Record a decision (in memory).")
-    async def log_decision(summary: str, rationale: str | None = None, implementation_details: str | None = None,
-                           tags: TagsArg = None, workspace: WorkspaceArg = None) -> Json:
+    async def log_decision(
+        summary: str,
+        rationale: str | None = None,
+        implementation_details: str | None = None,
+        tags: TagsArg = None,
+        workspace: WorkspaceArg = None,
+    ) -> Json:
         stamp = _now()
-        item = {"id": len(decisions) + 1, "summary": summary.strip(), "rationale": rationale,
-                "implementation_details": implementation_details, "tags": list(tags or []),
-                "created_at": stamp, "updated_at": stamp}
+        item = {
+            "id": len(decisions) + 1,
+            "summary": summary.strip(),
+            "rationale": rationale,
+            "implementation_details": implementation_details,
+            "tags": list(tags or []),
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
         decisions.append(item)
         return {**item, "workspace": where}
 
     @mcp.tool(annotations=READ, description="Latest decisions, newest first (in memory).")
-    async def get_decisions(limit: Annotated[int, Field(ge=1, le=1000)] = 20, tags_any: TagsArg = None,
-                            tags_all: TagsArg = None, workspace: WorkspaceArg = None) -> Json:
-        return {"decisions": decisions[: -limit - 1: -1], "workspace": where}
+    async def get_decisions(
+        limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+        tags_any: TagsArg = None,
+        tags_all: TagsArg = None,
+        workspace: WorkspaceArg = None,
+    ) -> Json:
+        return {"decisions": decisions[: -limit - 1 : -1], "workspace": where}
 
     @mcp.tool(name="search", annotations=READ, description="Substring search over the latest decisions (in memory).")
-    async def search_items(query: str, types: list[str] | None = None,
-                           limit: Annotated[int, Field(ge=1, le=200)] = 20, workspace: WorkspaceArg = None) -> Json:
+    async def search_items(
+        query: str,
+        types: list[str] | None = None,
+        limit: Annotated[int, Field(ge=1, le=200)] = 20,
+        workspace: WorkspaceArg = None,
+    ) -> Json:
         word = query.strip().lower()
         hits: list[Json] = []
         for item in reversed(decisions):  # stops after `limit` hits: no scan of the whole list
             if word in item["summary"].lower():
                 title = item["summary"]
-                hits.append({"type": "decision", "id": item["id"], "title": title,
-                             "snippet": title.replace(word, f"[{word}]"), "score": 1.0})
+                hits.append(
+                    {
+                        "type": "decision",
+                        "id": item["id"],
+                        "title": title,
+                        "snippet": title.replace(word, f"[{word}]"),
+                        "score": 1.0,
+                    }
+                )
                 if len(hits) >= limit:
                     break
         return {"results": hits, "workspace": where}
@@ -73,20 +100,30 @@ def build_echo_server(root: str) -> MCPServer:
     async def log_custom_data(category: str, key: str, value: Any, workspace: WorkspaceArg = None) -> Json:
         stamp = _now()
         old = custom.get((category, key))
-        item = {"id": old["id"] if old else len(custom) + 1, "category": category, "key": key, "value": value,
-                "created_at": old["created_at"] if old else stamp, "updated_at": stamp}
+        item = {
+            "id": old["id"] if old else len(custom) + 1,
+            "category": category,
+            "key": key,
+            "value": value,
+            "created_at": old["created_at"] if old else stamp,
+            "updated_at": stamp,
+        }
         custom[(category, key)] = item
         return {**item, "workspace": where}
 
     @mcp.tool(annotations=READ, description="Read values, optionally one category or one (category, key).")
-    async def get_custom_data(category: str | None = None, key: str | None = None,
-                              workspace: WorkspaceArg = None) -> Json:
+    async def get_custom_data(
+        category: str | None = None, key: str | None = None, workspace: WorkspaceArg = None
+    ) -> Json:
         if category is not None and key is not None:
             one = custom.get((category, key))
             items = [one] if one else []
         else:
-            items = [v for (c, k), v in sorted(custom.items())
-                     if (category is None or c == category) and (key is None or k == key)]
+            items = [
+                v
+                for (c, k), v in sorted(custom.items())
+                if (category is None or c == category) and (key is None or k == key)
+            ]
         return {"items": items, "workspace": where}
 
     return mcp
