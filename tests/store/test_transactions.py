@@ -124,3 +124,11 @@ def test_closing_a_store_keeps_its_wal_so_reopening_does_not_create_it_again(cop
     reopened = Store.open(tmp_path / "ws", create=False)
     assert [d["summary"] for d in decisions.get_decisions(reopened)] == ["kept"]
     reopened.close()
+
+
+def test_a_new_store_once_closed_has_its_schema_in_its_main_file(tmp_path):
+    Store.open(tmp_path / "ws", create=True).close()
+    copy = tmp_path / "backup.db"
+    shutil.copyfile(tmp_path / "ws" / ".homeport" / "homeport.db", copy)
+    with contextlib.closing(sqlite3.connect(copy)) as raw:
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone() is not None

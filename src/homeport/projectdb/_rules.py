@@ -158,5 +158,6 @@ def pragma_is_read_only(name: str, has_argument: bool) -> bool:
         return True
     return lowered in SETTING_PRAGMAS and not has_argument
 
+
 # Rows a query returns unless the caller asks for fewer (the workspace's row_limit caps it too).
 DEFAULT_LIMIT = 200

@@ -214,6 +214,7 @@ class Store:
             self._check_in(conn)
 
     def _create_or_migrate(self, fresh: bool) -> None:
+        self._written = True  # a created or migrated schema is a write: close() checkpoints it too
         # Two processes may open a fresh workspace at once; one creates or migrates, the other waits.
         with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
             # WAL is a property of the file: set once here, outside any transaction, not on every connection.
