@@ -74,7 +74,7 @@ def test_starting_the_server_loads_no_database_driver_or_sql_parser():
     # They load on the first project-database call; start-up time is one of the figures people feel.
     code = (
         "import sys, homeport.cli.main, homeport.server.app; "
-        "print(sorted(m for m in ('psycopg', 'pymysql', 'sqlglot', 'alembic') if m in sys.modules))"
+        "print(sorted(m for m in ('psycopg', 'pymysql', 'sqlglot', 'alembic', 'yaml') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

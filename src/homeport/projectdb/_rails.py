@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlalchemy.engine import URL
 
 from homeport.errors import ConfigError
@@ -50,6 +49,8 @@ def rails_development_url(path: Path, root: Path, lookup: Callable[[str], str | 
             that Homeport cannot evaluate.
         FileNotFoundError: there is no such file.
     """
+    import yaml  # only Rails projects need it: not loaded at start-up
+
     text = path.read_text(encoding="utf-8")
     rendered, unresolved = _render_erb(text, lookup, path)
     try:
