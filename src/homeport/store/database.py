@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -221,7 +221,7 @@ class Store:
             with contextlib.closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)) as raw:
                 raw.execute("PRAGMA journal_mode=WAL")
             with self.read() as conn:
-                current = _current_revision(conn)
+                current = _driver_revision(driver(conn))
             if current == SCHEMA_REVISION:
                 return
             if current is None and _is_empty(self.engine):
@@ -253,14 +253,6 @@ def create_schema(engine: Engine) -> None:
 def _is_empty(engine: Engine) -> bool:
     with engine.connect() as conn:
         return conn.exec_driver_sql("SELECT count(*) FROM sqlite_master WHERE type = 'table'").scalar() == 0
-
-
-def _current_revision(conn: Connection) -> str | None:
-    try:
-        with conn.begin_nested():  # a new database has no alembic_version table yet
-            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    except SQLAlchemyError:
-        return None
 
 
 def _driver_revision(raw: sqlite3.Connection) -> str | None:
