@@ -13,7 +13,7 @@ from sqlalchemy import insert, select
 from homeport.errors import StoreError
 from homeport.store import Store, decisions
 from homeport.store.custom_data import get_custom_data, upsert_custom_data
-from homeport.store.database import NO_CHECKPOINT_ON_CLOSE, Prepared, dict_rows
+from homeport.store.database import NO_CHECKPOINT_ON_CLOSE, Prepared, dict_rows, driver
 from homeport.store.schema import system_patterns
 from homeport.store.tags import set_tags
 
@@ -132,3 +132,19 @@ def test_a_new_store_once_closed_has_its_schema_in_its_main_file(tmp_path):
     shutil.copyfile(tmp_path / "ws" / ".homeport" / "homeport.db", copy)
     with contextlib.closing(sqlite3.connect(copy)) as raw:
         assert raw.execute("SELECT version_num FROM alembic_version").fetchone() is not None
+
+
+def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(store):
+    with store.write() as conn:  # a deferred foreign key is checked only at COMMIT
+        conn.exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        conn.exec_driver_sql(
+            "CREATE TABLE child (parent_id INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)"
+        )
+
+    with pytest.raises(StoreError, match="FOREIGN KEY"), store.write() as conn:
+        decisions.insert_decision(conn, "lost with the failed commit")
+        driver(conn).execute("INSERT INTO child VALUES (42)")
+
+    for _ in range(2):  # the failed transaction was not left open on a pooled connection
+        decisions.log_decision(store, "after")
+    assert [d["summary"] for d in decisions.get_decisions(store)] == ["after", "after"]

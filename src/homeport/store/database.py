@@ -155,10 +155,13 @@ class Store:
             raw.execute(begin)
             try:
                 yield conn
+                _end(conn, raw, commit=True)
             except BaseException:
-                _end(conn, raw, commit=False)
+                # Also after a failed COMMIT (a deferred constraint, a full disk), which leaves the
+                # transaction open: roll back, so no pooled connection keeps a transaction.
+                with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+                    _end(conn, raw, commit=False)
                 raise
-            _end(conn, raw, commit=True)
         except (SQLAlchemyError, sqlite3.Error) as exc:
             raise StoreError(f"{doing} the store {self.path} failed: {_cause(exc)}") from exc
         except UnicodeEncodeError as exc:  # unpaired surrogates, e.g. "\udcff", cannot be stored as UTF-8
@@ -170,7 +173,7 @@ class Store:
                 self._check_in(conn)
 
     def _check_in(self, conn: Connection) -> None:
-        if self._closed or conn.invalidated or len(self._idle) >= self._max_idle:
+        if self._closed or conn.invalidated or len(self._idle) >= self._max_idle or _still_open(conn):
             conn.close()
         else:
             self._idle.append(conn)
@@ -329,6 +332,14 @@ def _sqlite_engine(url: str, *, creator: Callable[[], sqlite3.Connection] | None
 def driver(conn: Connection) -> sqlite3.Connection:
     """The sqlite3 connection under `conn`, inside the same transaction, for `Prepared` statements."""
     return conn.connection.driver_connection  # type: ignore[return-value]
+
+
+def _still_open(conn: Connection) -> bool:
+    """True if `conn` still holds a transaction (a rollback that failed): it is closed, not reused."""
+    try:
+        return conn.in_transaction() or driver(conn).in_transaction
+    except (SQLAlchemyError, sqlite3.Error, AttributeError):  # closed or invalidated underneath
+        return True
 
 
 def _end(conn: Connection, raw: sqlite3.Connection, *, commit: bool) -> None:
