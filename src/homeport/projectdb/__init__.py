@@ -40,7 +40,7 @@ class ProjectDatabases:
 
     def __init__(self, environ: Mapping[str, str], *, max_idle_seconds: float = 300, max_engines: int = 32) -> None:
         self._environ = dict(environ)
-        self._limits = {"max_idle_seconds": max_idle_seconds, "max_engines": max_engines}
+        self._max_idle_seconds, self._max_engines = max_idle_seconds, max_engines
         self._engine_cache: EngineCache | None = None
         self._lock = threading.Lock()
 
@@ -126,5 +126,5 @@ class ProjectDatabases:
             if self._engine_cache is None:
                 from homeport.projectdb.connections import EngineCache
 
-                self._engine_cache = EngineCache(**self._limits)
+                self._engine_cache = EngineCache(max_idle_seconds=self._max_idle_seconds, max_engines=self._max_engines)
             return self._engine_cache

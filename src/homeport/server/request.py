@@ -137,13 +137,13 @@ async def fetch_roots(ctx: Context) -> ListRootsResult | InputRequiredResult | N
             return None  # an answer that is not a roots list: treated as no roots, the resolver says so
     session = has_session(ctx)
     state = connection_state(ctx) if session else {}
-    cached = state.get(_ROOTS)
+    cached: ListRootsResult | None = state.get(_ROOTS)
     if cached is not None:
         return cached
     if not ctx.session.can_send_request:  # stateless 2025-era HTTP: nobody to ask
         return None
     try:
-        roots = await ctx.session.list_roots()
+        roots: ListRootsResult = await ctx.session.list_roots()
     except MCPError:
         return None  # the client failed to list them: as if it had none
     if session:

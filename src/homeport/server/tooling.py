@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -100,7 +100,7 @@ async def run_blocking(runtime: Runtime, fn: Callable[[], T]) -> T:
     return fn()
 
 
-def workspace_runner(runtime: Runtime) -> Callable[..., Any]:
+def workspace_runner(runtime: Runtime) -> Callable[..., Awaitable[Reply]]:
     """`await run(ctx, workspace, write, work, key=None, with_root=False)`: the result, with `workspace`.
 
     A dict result is returned as is (plus `workspace`); anything else is put under `key`.

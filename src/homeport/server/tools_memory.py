@@ -1,5 +1,6 @@
 """Memory tools: product and active context, decisions, progress, custom data, search."""
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -224,7 +225,7 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         )
 
 
-def _register_context_tools(mcp: MCPServer, run: Any, kind: str, noun: str) -> None:
+def _register_context_tools(mcp: MCPServer, run: Callable[..., Awaitable[Reply]], kind: str, noun: str) -> None:
     async def get_ctx(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
         return await run(ctx, workspace, False, lambda s: contexts.get_context(s, kind))
 

@@ -50,7 +50,7 @@ def upsert_custom_data(
     if existing is None:
         created = created_at or stamp
         values = {"category": category, "key": key, "value": body, "created_at": created, "updated_at": stamp}
-        item_id = _INSERT.run(conn, {"id": item_id, **values}).lastrowid
+        item_id = _INSERT.insert(conn, {"id": item_id, **values})
     else:
         item_id, created = existing
         _UPDATE.run(conn, {"id": item_id, "value": body, "updated_at": stamp})

@@ -369,6 +369,12 @@ class Prepared:
     def run(self, conn: Connection, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
         return driver(conn).execute(self.sql, {**self._defaults, **params} if params else self._defaults)
 
+    def insert(self, conn: Connection, params: dict[str, Any]) -> int:
+        """Run an INSERT; the new row's id."""
+        row_id = self.run(conn, params).lastrowid
+        assert row_id is not None  # an INSERT that did not raise inserted a row
+        return row_id
+
     def run_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         driver(conn).executemany(self.sql, [{**self._defaults, **r} for r in rows])
 

@@ -63,7 +63,7 @@ def insert_decision(
         "created_at": created,
         "updated_at": updated,
     }
-    item_id = _INSERT.run(conn, {"id": item_id, **values}).lastrowid
+    item_id = _INSERT.insert(conn, {"id": item_id, **values})
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
         conn,
