@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -21,7 +22,7 @@ def _directory_file(data_dir: Path | None, directory_file: Path | None) -> Direc
 
 
 def _show(d: Directory, as_json: bool) -> None:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for org in d.organizations:
         o = d.organization(org)
         for agent, team in sorted(d.agents_of(org).items()):

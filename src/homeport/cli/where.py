@@ -57,8 +57,8 @@ def where(
         click.echo(json.dumps(report, indent=2))
         return
     table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_row("workspace", report["workspace"])
-    table.add_row("source", report["source"])
+    table.add_row("workspace", str(ws.root))
+    table.add_row("source", ws.source.value)
     table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
     table.add_row("why", ws.reason)
     Console(soft_wrap=True).print(table)

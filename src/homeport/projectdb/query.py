@@ -277,7 +277,7 @@ def _abandon_unread_rows(cursor: SSCursor) -> None:
     result = getattr(cursor, "_result", None)
     if result is not None:
         result.unbuffered_active = False
-    cursor.connection = None
+    cursor.connection = None  # type: ignore[assignment]
 
 
 def _fetch(cursor: Any, limit: int) -> _Fetched:

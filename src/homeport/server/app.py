@@ -68,6 +68,7 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     if settings.tokens_file is None:
         raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
     from mcp.server.auth.settings import AuthSettings
+    from pydantic import AnyHttpUrl
 
     from homeport.files.tokens import TokenStore
     from homeport.server.auth import TokenStoreVerifier
@@ -75,7 +76,9 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     base = f"http://{'[' + settings.host + ']' if ':' in settings.host else settings.host}:{settings.port}"
     return {
         "token_verifier": TokenStoreVerifier(TokenStore(settings.tokens_file)),
-        "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False),
+        "auth": AuthSettings(
+            issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False
+        ),
     }
 
 
@@ -105,7 +108,7 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:
         hosts.append(f"{host}:*")
         origins.append(f"http://{host}:*")
 
-    @mcp.custom_route("/healthz", methods=["GET"])
+    @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
     async def healthz(_request: Request) -> JSONResponse:
         return JSONResponse(
             {

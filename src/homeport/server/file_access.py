@@ -85,7 +85,7 @@ class FileAreaService:
         folder = policy.Folder(
             owner_kind=owner.kind,
             owner_id=folder_id,
-            org=caller.org,  # type: ignore[arg-type]
+            org=caller.org,
             owner_team=owner.team if owner.kind == "agent" else None,
             exists=exists,
         )

@@ -24,7 +24,7 @@ PathArg = Annotated[str, Field(description="A relative path inside the area, e.g
 def register_file_tools(mcp: MCPServer, runtime: Runtime) -> None:
     service = runtime.files
 
-    async def call(ctx: Context, work: Callable[[str | None], Any]) -> Any:
+    async def call(ctx: Context, work: Callable[[str | None], Any]) -> dict[str, Any]:
         agent = agent_of(ctx, runtime.settings.agent)
         try:
             return await run_blocking(runtime, lambda: work(agent))

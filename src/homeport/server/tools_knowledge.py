@@ -118,14 +118,14 @@ def register_knowledge_tools(mcp: MCPServer, runtime: Runtime) -> None:
         after: TimeArg = None,
         workspace: WorkspaceArg = None,
     ) -> Reply:
-        kind = item_type.removesuffix("_context")
+        kind: contexts.ContextKind = "product" if item_type == "product_context" else "active"
         return await run(
             ctx,
             workspace,
             False,
             lambda s: contexts.get_history(s, kind, limit=limit, version=version, before=before, after=after),
             key="versions",
-        )  # type: ignore[arg-type]
+        )
 
     @mcp.tool(
         annotations=READ,

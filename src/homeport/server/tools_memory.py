@@ -34,11 +34,8 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
 
     run = workspace_runner(runtime)
 
-    for kind, noun in (
-        ("product", "product context: goals, features, architecture"),
-        ("active", "active context: current focus, recent changes, open questions"),
-    ):
-        _register_context_tools(mcp, run, kind, noun)
+    _register_context_tools(mcp, run, "product", "product context: goals, features, architecture")
+    _register_context_tools(mcp, run, "active", "active context: current focus, recent changes, open questions")
 
     @mcp.tool(annotations=WRITE, description="Record a decision (what, why, how). Returns its id for links and search.")
     async def log_decision(
@@ -225,7 +222,9 @@ def register_memory_tools(mcp: MCPServer, runtime: Runtime) -> None:
         )
 
 
-def _register_context_tools(mcp: MCPServer, run: Callable[..., Awaitable[Reply]], kind: str, noun: str) -> None:
+def _register_context_tools(
+    mcp: MCPServer, run: Callable[..., Awaitable[Reply]], kind: contexts.ContextKind, noun: str
+) -> None:
     async def get_ctx(ctx: Context, workspace: WorkspaceArg = None) -> Reply:
         return await run(ctx, workspace, False, lambda s: contexts.get_context(s, kind))
 

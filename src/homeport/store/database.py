@@ -37,6 +37,7 @@ __all__ = [
     "create_schema",
     "dict_rows",
     "driver",
+    "insert_row",
     "store_path_for",
 ]
 
@@ -295,7 +296,7 @@ class StoreConnector:
     def _open_file(self) -> sqlite3.Connection:
         raw = sqlite3.connect(self._opening.path, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
         if NO_CHECKPOINT_ON_CLOSE is not None:
-            raw.setconfig(NO_CHECKPOINT_ON_CLOSE, True)
+            raw.setconfig(NO_CHECKPOINT_ON_CLOSE, True)  # type: ignore[attr-defined,unused-ignore]
         return raw
 
     def close(self) -> None:
@@ -377,6 +378,13 @@ class Prepared:
 
     def run_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         driver(conn).executemany(self.sql, [{**self._defaults, **r} for r in rows])
+
+
+def insert_row(conn: Connection, statement: Any) -> int:
+    """Run a Core INSERT; the new row's id."""
+    key = conn.execute(statement).inserted_primary_key
+    assert key is not None  # an INSERT that did not raise inserted a row
+    return int(key[0])
 
 
 def dict_rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from sqlalchemy import Connection, insert, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store._common import now, row_dict
-from homeport.store.database import Store
+from homeport.store.database import Store, insert_row
 from homeport.store.items import require_item
 from homeport.store.schema import links
 
@@ -65,8 +65,8 @@ def insert_link(
     existing = conn.execute(select(links).filter_by(**edge)).first()
     if existing is not None:
         return {**row_dict(existing), "created": False}
-    values = {**edge, "description": description, "created_at": created_at or now()}
-    link_id = conn.execute(insert(links).values(**values)).inserted_primary_key[0]
+    values: dict[str, Any] = {**edge, "description": description, "created_at": created_at or now()}
+    link_id = insert_row(conn, insert(links).values(**values))
     return {"id": link_id, **values, "created": True}
 
 
@@ -138,7 +138,7 @@ def _edges(conn: Connection, node: tuple[str, int], relationship: str | None) ->
     )
     if relationship is not None:
         stmt = stmt.where(links.c.relationship == relationship.strip())
-    return conn.execute(stmt).all()
+    return list(conn.execute(stmt).all())
 
 
 def _other_end(edge: Any, node: tuple[str, int]) -> tuple[tuple[str, int], str]:

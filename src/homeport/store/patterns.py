@@ -10,7 +10,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
-from homeport.store.database import Store
+from homeport.store.database import Store, insert_row
 from homeport.store.items import forget_item
 from homeport.store.schema import system_patterns
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
@@ -51,7 +51,7 @@ def upsert_system_pattern(
     ).first()
     if existing is None:
         created = created_at or stamp
-        values = {
+        values: dict[str, Any] = {
             "name": name,
             "name_key": name.casefold(),
             "description": description,
@@ -60,7 +60,7 @@ def upsert_system_pattern(
         }
         if item_id is not None:
             values["id"] = item_id
-        item_id = conn.execute(insert(system_patterns).values(**values)).inserted_primary_key[0]
+        item_id = insert_row(conn, insert(system_patterns).values(**values))
     else:
         item_id, created = existing
         conn.execute(

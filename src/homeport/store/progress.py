@@ -9,7 +9,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
-from homeport.store.database import Store
+from homeport.store.database import Store, insert_row
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
 
@@ -55,7 +55,7 @@ def insert_progress(
     if parent_id is not None:
         _require(conn, parent_id, "parent_id")
     created = created_at or now()
-    values = {
+    values: dict[str, Any] = {
         "status": status,
         "description": description,
         "parent_id": parent_id,
@@ -64,7 +64,7 @@ def insert_progress(
     }
     if item_id is not None:
         values["id"] = item_id
-    item_id = conn.execute(insert(progress).values(**values)).inserted_primary_key[0]
+    item_id = insert_row(conn, insert(progress).values(**values))
     _index(conn, item_id, status, description, values["updated_at"])
     return {"id": item_id, **values}
 
@@ -176,7 +176,7 @@ def get_progress_tree(
             _require(conn, root_id, "root_id")
         rows = [row_dict(r) for r in conn.execute(select(progress).order_by(progress.c.id))]
     nodes = {r["id"]: {**r, "children": []} for r in rows}
-    tops = []
+    tops: list[dict[str, Any]] = []
     for node in nodes.values():
         parent = nodes.get(node["parent_id"]) if node["parent_id"] is not None else None
         (parent["children"] if parent else tops).append(node)

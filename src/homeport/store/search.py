@@ -178,7 +178,7 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
     ]
 
 
-def _in_list(column: str, prefix: str, values: Sequence[str], params: dict[str, Any]) -> str:
+def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict[str, Any]) -> str:
     names = []
     for i, value in enumerate(values):
         params[f"{prefix}{i}"] = value

@@ -64,8 +64,13 @@ def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, l
 
 
 def filter_by_tags(
-    stmt: Select, id_column, item_type: str, *, tags_any: Iterable[str] | None, tags_all: Iterable[str] | None
-) -> Select:
+    stmt: Select[Any],
+    id_column: Any,
+    item_type: str,
+    *,
+    tags_any: Iterable[str] | None,
+    tags_all: Iterable[str] | None,
+) -> Select[Any]:
     """Narrow `stmt` to items carrying any of `tags_any` and all of `tags_all`."""
     any_keys = [t.casefold() for t in normalize_tags(tags_any)]
     all_keys = [t.casefold() for t in normalize_tags(tags_all)]

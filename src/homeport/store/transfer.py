@@ -377,13 +377,14 @@ def _read_section(source: Path, section: str, fmt: str) -> list[dict[str, Any]]:
     return _storable(path, items)
 
 
-def _storable(path: Path, items: Any) -> Any:
+def _storable(path: Path, items: Any) -> list[dict[str, Any]]:
     """Refuse text the store cannot keep (lone surrogates such as \\udcff from a JSON escape)."""
     try:
         json.dumps(items, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidItemError(f"{path} holds text that is not valid Unicode ({exc.reason}); fix the file") from None
-    return items
+    stored: list[dict[str, Any]] = items
+    return stored
 
 
 def _write_atomic(path: Path, body: str) -> None:
