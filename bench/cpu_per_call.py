@@ -30,25 +30,14 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 
-from adapters import OPS, custom_key, custom_value, decision, query
+from adapters import OPS, HomeportLike
 from echo_server import build_echo_server
 
 from homeport.server import ServeSettings, build_runtime, build_server
 
 WARMUP = 20
-
-
-def call_of(op: str, i: int) -> tuple[str, dict[str, Any]]:
-    """The tool call of the abstract operation `op` (see adapters.py), the i-th time."""
-    if op == "write":
-        return "log_decision", decision(i)
-    if op == "read":
-        return "get_decisions", {"limit": 10}
-    if op == "search":
-        return "search", {"query": query(i), "limit": 10}
-    if op == "set":
-        return "log_custom_data", {"category": "bench", "key": custom_key(i), "value": custom_value(i)}
-    return "get_custom_data", {"category": "bench", "key": custom_key(i)}
+# The same five calls as bench/run.py makes of Homeport and the floor.
+WORKLOAD = HomeportLike(name="in-process", label="in-process", role="subject")
 
 
 async def one_server(server: Any, n: int) -> dict[str, tuple[float, float]]:
@@ -57,13 +46,11 @@ async def one_server(server: Any, n: int) -> dict[str, tuple[float, float]]:
     async with Client(server) as client:
         for i in range(WARMUP):
             for op in OPS:
-                result = await client.call_tool(*call_of(op, i))
-                if result.is_error:
-                    raise SystemExit(f"{op} failed: {result.content[0].text if result.content else result}")
+                await WORKLOAD.op(client, op, i)  # raises OpError on an error result
         for op in OPS:
             cpu, wall = time.process_time(), time.perf_counter()
             for i in range(n):
-                await client.call_tool(*call_of(op, i))
+                await WORKLOAD.op(client, op, i)
             out[op] = ((time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6)
     return out
 
