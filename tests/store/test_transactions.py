@@ -6,6 +6,7 @@ import contextlib
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import insert, select
@@ -99,12 +100,12 @@ def test_prepared_statements_fill_in_values_bound_in_the_statement(store):
         assert dict_rows(statement.run(conn)) == [{"name": "fixed"}]
 
 
-def _rows_in_main_file_alone(store, tmp_path) -> int:
-    """Copy homeport.db without its -wal/-shm (what a naive backup does) and count decisions there."""
+def _in_main_file_alone(db: Path, tmp_path: Path, sql: str) -> Any:
+    """Copy homeport.db without its -wal/-shm (what a naive backup does) and query the copy."""
     copy = tmp_path / "backup.db"
-    shutil.copyfile(store.path, copy)
+    shutil.copyfile(db, copy)
     with contextlib.closing(sqlite3.connect(copy)) as raw:
-        return raw.execute("SELECT count(*) FROM decisions").fetchone()[0]
+        return raw.execute(sql).fetchone()
 
 
 def test_a_closed_store_has_every_write_in_its_main_file(copy_store, tmp_path):
@@ -112,7 +113,7 @@ def test_a_closed_store_has_every_write_in_its_main_file(copy_store, tmp_path):
     for i in range(5):
         decisions.log_decision(store, f"decision {i}")
     store.close()
-    assert _rows_in_main_file_alone(store, tmp_path) == 5
+    assert _in_main_file_alone(store.path, tmp_path, "SELECT count(*) FROM decisions") == (5,)
 
 
 @pytest.mark.skipif(NO_CHECKPOINT_ON_CLOSE is None, reason="needs Python 3.12+ (sqlite3.Connection.setconfig)")
@@ -127,11 +128,9 @@ def test_closing_a_store_keeps_its_wal_so_reopening_does_not_create_it_again(cop
 
 
 def test_a_new_store_once_closed_has_its_schema_in_its_main_file(tmp_path):
-    Store.open(tmp_path / "ws", create=True).close()
-    copy = tmp_path / "backup.db"
-    shutil.copyfile(tmp_path / "ws" / ".homeport" / "homeport.db", copy)
-    with contextlib.closing(sqlite3.connect(copy)) as raw:
-        assert raw.execute("SELECT version_num FROM alembic_version").fetchone() is not None
+    store = Store.open(tmp_path / "ws", create=True)
+    store.close()
+    assert _in_main_file_alone(store.path, tmp_path, "SELECT version_num FROM alembic_version") is not None
 
 
 def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(store):
