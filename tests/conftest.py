@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from homeport.server import Runtime, ServeSettings, build_runtime, build_server
+
+# CI runs the "ci" profile; `HOMEPORT_HYPOTHESIS=deep python -m pytest` searches ten times longer.
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("deep", max_examples=1000)
+settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
 
 
 @pytest.fixture

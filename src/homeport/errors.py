@@ -8,9 +8,12 @@ and the CLI into one line on stderr with a non-zero exit.
 
     HomeportError
     ├── ConfigError                    bad flags, settings or config files
+    ├── InvalidArgumentError           a tool call's arguments do not fit the tool
+    │   └── UnknownArgumentError       an argument the tool does not have (never silently dropped)
     ├── WorkspaceError                 a call could not be tied to a workspace
     │   ├── InvalidWorkspaceError      the candidate itself is malformed or missing
-    │   ├── WorkspaceDeniedError       a guard refused it (allowlist, client roots, denied roots)
+    │   ├── WorkspaceDeniedError       a guard refused it (allowlist, client roots, denied roots, data directory)
+    │   │   └── WorkspaceContainsProjectsError  a write to a directory that is no project but holds some
     │   ├── AmbiguousWorkspaceError    several client roots and none contains the cwd
     │   ├── WorkspaceUnresolvedError   no source yielded a candidate
     │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
@@ -18,6 +21,7 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
+    ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
     └── ProjectDatabaseError           the project's own database
         ├── DatabaseNotConfiguredError no database found for the workspace
@@ -33,6 +37,8 @@ __all__ = [
     "ExplicitWorkspaceRequired",
     "FileAreaError",
     "HomeportError",
+    "InternalError",
+    "InvalidArgumentError",
     "InvalidItemError",
     "InvalidWorkspaceError",
     "ItemNotFoundError",
@@ -40,6 +46,8 @@ __all__ = [
     "ProjectDatabaseError",
     "QueryRejectedError",
     "StoreError",
+    "UnknownArgumentError",
+    "WorkspaceContainsProjectsError",
     "WorkspaceDeniedError",
     "WorkspaceError",
     "WorkspaceUnresolvedError",
@@ -60,6 +68,14 @@ class ConfigError(HomeportError):
     code = "config_error"
 
 
+class InvalidArgumentError(HomeportError):
+    code = "invalid_argument"
+
+
+class UnknownArgumentError(InvalidArgumentError):
+    code = "unknown_argument"
+
+
 class WorkspaceError(HomeportError):
     code = "workspace_error"
 
@@ -70,6 +86,10 @@ class InvalidWorkspaceError(WorkspaceError):
 
 class WorkspaceDeniedError(WorkspaceError):
     code = "workspace_denied"
+
+
+class WorkspaceContainsProjectsError(WorkspaceDeniedError):
+    code = "workspace_contains_projects"
 
 
 class AmbiguousWorkspaceError(WorkspaceError):
@@ -98,6 +118,10 @@ class ItemNotFoundError(StoreError):
 
 class InvalidItemError(StoreError):
     code = "invalid_item"
+
+
+class InternalError(HomeportError):
+    code = "internal_error"
 
 
 class FileAreaError(HomeportError):

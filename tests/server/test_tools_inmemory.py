@@ -72,23 +72,37 @@ async def test_one_client_root_is_the_workspace(server_factory, projects, mode):
 
 
 @MODES
-async def test_roots_are_not_fetched_when_the_argument_decides(server_factory, projects, mode):
-    calls: list[int] = []
-    cb = roots_callback([[projects["beta"]]], calls)
+async def test_an_argument_outside_the_declared_roots_is_refused(server_factory, projects, mode):
+    cb = roots_callback([[projects["beta"]]])
     async with Client(server_factory(), mode=mode, list_roots_callback=cb) as c:
-        r = await c.call_tool("get_decisions", {"workspace": str(projects["alpha"])})
-        assert r.structured_content["workspace"]["source"] == "argument"
-    assert calls == []
+        r = await c.call_tool("log_decision", {"summary": "x", "workspace": str(projects["alpha"])})
+        assert r.is_error and r.structured_content["error"]["code"] == "workspace_denied"
+        assert str(projects["alpha"]) in r.content[0].text and str(projects["beta"]) in r.content[0].text
+        r = await c.call_tool("log_decision", {"summary": "x", "workspace": str(projects["beta"])})
+        assert r.structured_content["workspace"] == {"root": str(projects["beta"]), "source": "argument"}
+    assert not (projects["alpha"] / ".homeport").exists()
+
+
+async def test_a_legacy_session_asks_for_roots_once_even_when_every_call_names_its_workspace(server_factory, projects):
+    calls: list[int] = []
+    cb = roots_callback([[projects["alpha"]]], calls)
+    async with Client(server_factory(), mode="legacy", list_roots_callback=cb) as c:
+        for _ in range(3):
+            r = await c.call_tool("get_decisions", {"workspace": str(projects["alpha"])})
+            assert r.structured_content["workspace"]["source"] == "argument"
+    assert len(calls) == 1
 
 
 @MODES
-async def test_config_workspace_is_used_without_fetching_roots(server_factory, projects, mode):
-    calls: list[int] = []
-    cb = roots_callback([[projects["beta"]]], calls)
+async def test_the_configured_workspace_must_lie_inside_the_declared_roots(server_factory, projects, mode):
+    cb = roots_callback([[projects["beta"]]])
+    async with Client(server_factory(workspace=str(projects["alpha"])), mode=mode, list_roots_callback=cb) as c:
+        r = await c.call_tool("get_progress", {})
+        assert r.is_error and r.structured_content["error"]["code"] == "workspace_denied"
+    cb = roots_callback([[projects["alpha"]]])
     async with Client(server_factory(workspace=str(projects["alpha"])), mode=mode, list_roots_callback=cb) as c:
         r = await c.call_tool("get_progress", {})
         assert r.structured_content["workspace"] == {"root": str(projects["alpha"]), "source": "config"}
-    assert calls == []
 
 
 async def test_legacy_session_caches_roots_until_they_change(server_factory, projects):
@@ -256,4 +270,4 @@ async def test_a_session_whose_client_fails_to_list_roots_is_told_how_to_name_th
         r = await c.call_tool("get_decisions", {})
     assert r.is_error
     text = r.content[0].text
-    assert "no workspace for this call" in text and "roots: - (not declared by the client, or not fetched)" in text
+    assert "no workspace for this call" in text and "the client failed roots/list (roots are unavailable" in text

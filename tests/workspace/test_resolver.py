@@ -85,14 +85,12 @@ def test_header_and_query_are_ignored_on_stdio(tmp_path, home):
 def test_config_beats_roots_env_and_cwd(tmp_path, home):
     a, b = project(tmp_path, "a"), project(tmp_path, "b")
     r = resolver(home, config_workspace=str(a), client_env={"CLAUDE_PROJECT_DIR": str(b)}, cwd=b)
-    assert r.needs_roots(CallInputs()) is False
     assert r.resolve(CallInputs()).workspace.source is Source.CONFIG
 
 
 def test_one_root_wins_over_env_and_cwd(tmp_path, home):
     a, b = project(tmp_path, "a"), project(tmp_path, "b")
     r = resolver(home, client_env={"CLAUDE_PROJECT_DIR": str(b)}, cwd=b)
-    assert r.needs_roots(CallInputs()) is True
     ws = r.resolve(CallInputs(roots=[a.as_uri()])).workspace
     assert (ws.root, ws.source) == (a, Source.ROOTS)
 
@@ -121,7 +119,7 @@ def test_a_workspace_outside_declared_roots_is_refused(tmp_path, home):
     a, b = project(tmp_path, "a"), project(tmp_path, "b")
     r = resolver(home, client_env={"CLAUDE_PROJECT_DIR": str(b)})
     # Only vscode-remote roots: nothing usable, so the env hint is tried and must lie inside the roots.
-    with pytest.raises(WorkspaceDeniedError, match="outside the client's roots"):
+    with pytest.raises(WorkspaceDeniedError, match="none of them is a directory on this machine"):
         r.resolve(CallInputs(roots=["vscode-remote://ssh/x"]))
     assert r.resolve(CallInputs(roots=None)).workspace.root == b
     assert a != b
@@ -193,10 +191,13 @@ def test_a_dotfiles_repository_in_home_does_not_swallow_projects(home):
     assert ws.root == (home / "notes").resolve()
 
 
-def test_homeport_marker_beats_a_nearer_git_root(tmp_path, home):
+def test_a_nearer_git_root_beats_a_homeport_marker_further_up(tmp_path, home):
     mono = project(tmp_path, "mono", ".homeport")
     sub = project(mono, "service")
-    assert resolver(home).resolve(CallInputs(argument=str(sub))).workspace.root == mono
+    (sub / "src").mkdir()
+    assert resolver(home).resolve(CallInputs(argument=str(sub / "src"))).workspace.root == sub
+    (mono / "docs").mkdir()
+    assert resolver(home).resolve(CallInputs(argument=str(mono / "docs"))).workspace.root == mono
 
 
 def test_allowlist_is_compared_by_components_not_prefix(tmp_path, home):
@@ -265,7 +266,7 @@ def test_handles_expire(tmp_path):
     handles = HandleRegistry(ttl_seconds=10, clock=lambda: now[0])
     h = handles.mint("p", tmp_path)
     now[0] = 9.9
-    assert handles.lookup(h, "p") == tmp_path
+    assert handles.lookup(h, "p").root == tmp_path
     now[0] = 10.0
     with pytest.raises(InvalidWorkspaceError):
         handles.lookup(h, "p")

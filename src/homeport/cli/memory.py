@@ -21,8 +21,7 @@ from rich.console import Console
 from homeport.cli._compose import domain_errors, serve_settings, workspace_options
 from homeport.cli._output import workspace_line
 from homeport.server import ServeSettings, build_runtime
-from homeport.server.runtime import tool_result
-from homeport.workspace import CallInputs, Workspace
+from homeport.workspace import Workspace
 
 __all__ = ["JSON_OPTION_HELP", "ToolCall", "json_or_text", "memory_tool", "parse_json"]
 
@@ -32,7 +31,7 @@ JSON_OPTION_HELP = "Print the result as JSON (what the MCP tool returns), for sc
 
 
 class ToolCall:
-    """One memory tool call made from the shell."""
+    """One memory tool call made from the shell, through the same pipeline as the MCP tool."""
 
     def __init__(self, settings: ServeSettings, *, as_json: bool) -> None:
         self.settings = settings
@@ -42,41 +41,34 @@ class ToolCall:
     def cwd(self) -> Path:
         return self.settings.cwd or Path.cwd()
 
-    def run(
-        self,
-        work: Callable[..., Any],
-        *,
-        write: bool,
-        key: str | None = None,
-        with_root: bool = False,
-        confirm: Callable[[Workspace], None] | None = None,
-        create: bool | None = None,
-    ) -> Result:
-        """Resolve the workspace, open its store and return `work(store)` shaped as the MCP tool's result.
+    def tool(self, name: str, /, *, confirm: Callable[[Workspace], None] | None = None, **arguments: Any) -> Result:
+        """Run the MCP tool `name` with `arguments` (its own argument names) and return what it returns.
 
-        Reads get None for a workspace without a store, so reading never creates `.homeport/`;
-        writes resolve with `write=True` (--require-explicit-workspace applies) and create the
-        store. `confirm(workspace)` runs before the store is opened and may abort. A dict result
-        gets `workspace` added; anything else is put under `key`.
+        The workspace comes from --workspace / HOMEPORT_WORKSPACE, CLAUDE_PROJECT_DIR and the
+        current directory, as `homeport serve` resolves it over stdio. `confirm(workspace)` runs
+        before anything is changed and may abort.
 
         Raises:
-            HomeportError: resolution or the store failed; `memory_tool` prints it as one line.
+            HomeportError: resolution, a guard or the store refused it; `memory_tool` prints it as one line.
             click.ClickException: the file system refused a file the tool reads or writes.
         """
+        from homeport.server.catalog import CATALOG
+        from homeport.server.pipeline import CallPipeline, LocalRequest
+
+        spec = CATALOG[name]
         runtime = build_runtime(self.settings)
         try:
-            workspace = runtime.resolve(CallInputs(), write=write)
+            request = LocalRequest(agent=self.settings.agent)
+            inputs = request.inputs(None)
             if confirm is not None:
-                confirm(workspace)
-            store = runtime.store_for(workspace, write=write, create=create)
+                confirm(runtime.resolve(inputs, write=spec.write))
             try:
-                result = work(store, workspace.root) if with_root else work(store)
+                return CallPipeline(runtime).execute(spec, spec.validate(arguments), request, inputs)
             except OSError as exc:  # export/import files; the store translates its own errors
                 where = f"{exc.filename}: " if exc.filename else ""
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
         finally:
             runtime.close()
-        return tool_result(workspace, result, key)
 
     def show(self, result: Result, render: Render) -> None:
         """Print `result`: JSON with --json, else the workspace line and `render`'s output."""

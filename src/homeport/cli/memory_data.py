@@ -12,7 +12,6 @@ from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, when
 from homeport.cli.memory import Result, ToolCall, json_or_text, memory_tool, parse_json
-from homeport.store import contexts as context_store
 from homeport.store import custom_data as data_store
 from homeport.store.contexts import ContextKind
 
@@ -42,7 +41,7 @@ def data_set(call: ToolCall, category: str, key: str, value: str) -> None:
     \b
     Example: homeport data set limits max_upload '{"mb": 50}'
     """
-    result = call.run(lambda s: data_store.log_custom_data(s, category, key, json_or_text(value)), write=True)
+    result = call.tool("log_custom_data", category=category, key=key, value=json_or_text(value))
     call.show(
         result, lambda c, r: c.print(confirm_line("set", f"{r['category']} / {r['key']}", inline_json(r["value"])))
     )
@@ -58,7 +57,7 @@ def data_get(call: ToolCall, category: str | None, key: str | None) -> None:
     \b
     Example: homeport data get limits
     """
-    result = call.run(lambda s: data_store.get_custom_data(s, category=category, key=key), write=False, key="items")
+    result = call.tool("get_custom_data", category=category, key=key)
 
     def render(console: Console, r: Result) -> None:
         if not r["items"]:
@@ -86,7 +85,7 @@ def data_delete(call: ToolCall, category: str, key: str) -> None:
     \b
     Example: homeport data delete limits max_upload
     """
-    result = call.run(lambda s: data_store.delete_custom_data(s, category, key), write=True)
+    result = call.tool("delete_custom_data", category=category, key=key)
     call.show(
         result, lambda c, r: c.print(confirm_line("deleted", f"{r['deleted']['category']} / {r['deleted']['key']}"))
     )
@@ -113,7 +112,7 @@ def glossary_set(call: ToolCall, term: str, definition: str) -> None:
     \b
     Example: homeport glossary set workspace "The project directory a call is routed to"
     """
-    result = call.run(lambda s: data_store.log_custom_data(s, GLOSSARY, term, definition), write=True)
+    result = call.tool("log_custom_data", category=GLOSSARY, key=term, value=definition)
     call.show(result, lambda c, r: c.print(confirm_line("defined", r["key"], inline_json(r["value"]))))
 
 
@@ -125,7 +124,7 @@ def glossary_list(call: ToolCall) -> None:
     \b
     Example: homeport glossary list
     """
-    result = call.run(lambda s: data_store.get_custom_data(s, category=GLOSSARY), write=False, key="items")
+    result = call.tool("get_custom_data", category=GLOSSARY)
 
     def render(console: Console, r: Result) -> None:
         if not r["items"]:
@@ -147,7 +146,7 @@ def glossary_delete(call: ToolCall, term: str) -> None:
     \b
     Example: homeport glossary delete workspace
     """
-    result = call.run(lambda s: data_store.delete_custom_data(s, GLOSSARY, term), write=True)
+    result = call.tool("delete_custom_data", category=GLOSSARY, key=term)
     call.show(result, lambda c, r: c.print(confirm_line("deleted", r["deleted"]["key"])))
 
 
@@ -189,7 +188,7 @@ def context_show(call: ToolCall, kind: ContextKind) -> None:
     \b
     Example: homeport context show active
     """
-    result = call.run(lambda s: context_store.get_context(s, kind), write=False)
+    result = call.tool(f"get_{kind}_context")
     call.show(result, _render_context(kind))
 
 
@@ -203,7 +202,7 @@ def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> N
     \b
     Example: homeport context set active '{"focus": "search", "open": ["ranking"]}'
     """
-    result = call.run(lambda s: context_store.update_context(s, kind, content=content), write=True)
+    result = call.tool(f"update_{kind}_context", content=content)
     call.show(result, _render_context(kind))
 
 
@@ -217,7 +216,7 @@ def context_patch(call: ToolCall, kind: ContextKind, patch: dict[str, Any]) -> N
     \b
     Example: homeport context patch active '{"focus": "export", "open": "__DELETE__"}'
     """
-    result = call.run(lambda s: context_store.update_context(s, kind, patch=patch), write=True)
+    result = call.tool(f"update_{kind}_context", patch=patch)
     call.show(result, _render_context(kind))
 
 

@@ -10,8 +10,6 @@ from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, snippet, when
 from homeport.cli.memory import Result, ToolCall, memory_tool
-from homeport.store import activity as activity_store
-from homeport.store import contexts as context_store
 from homeport.store import links as link_store
 from homeport.store import search as search_store
 from homeport.store.contexts import ContextKind
@@ -45,11 +43,14 @@ def link(
     \b
     Example: homeport link progress 4 implements decision 7
     """
-    result = call.run(
-        lambda s: link_store.link_items(
-            s, source_type, source_id, target_type, target_id, relationship, description=description
-        ),
-        write=True,
+    result = call.tool(
+        "link_items",
+        source_type=source_type,
+        source_id=source_id,
+        target_type=target_type,
+        target_id=target_id,
+        relationship=relationship,
+        description=description,
     )
     call.show(
         result,
@@ -80,12 +81,13 @@ def links(
     \b
     Example: homeport links decision 7 --depth 2
     """
-    result = call.run(
-        lambda s: link_store.get_linked_items(
-            s, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth
-        ),
-        write=False,
-        key="items",
+    result = call.tool(
+        "get_linked_items",
+        item_type=item_type,
+        item_id=item_id,
+        relationship=relationship,
+        linked_type=linked_type,
+        depth=depth,
     )
 
     def render(console: Console, r: Result) -> None:
@@ -135,18 +137,14 @@ def search(
     \b
     Example: homeport search "wal OR journal" --type decision
     """
-    result = call.run(
-        lambda s: search_store.search(
-            s,
-            query,
-            types=list(types) or None,
-            tags_any=list(tags_any) or None,
-            category=category,
-            since=since,
-            limit=limit,
-        ),
-        write=False,
-        key="results",
+    result = call.tool(
+        "search",
+        query=query,
+        types=list(types) or None,
+        tags_any=list(tags_any) or None,
+        category=category,
+        since=since,
+        limit=limit,
     )
 
     def render(console: Console, r: Result) -> None:
@@ -178,10 +176,8 @@ def history(
     Example: homeport history active_context --limit 3
     """
     kind = cast(ContextKind, item_type.removesuffix("_context"))
-    result = call.run(
-        lambda s: context_store.get_history(s, kind, limit=limit, version=version, before=before, after=after),
-        write=False,
-        key="versions",
+    result = call.tool(
+        "get_item_history", item_type=item_type, limit=limit, version=version, before=before, after=after
     )
 
     def render(console: Console, r: Result) -> None:
@@ -206,9 +202,7 @@ def activity(call: ToolCall, hours: float | None, since: str | None, limit: int)
     \b
     Example: homeport activity --hours 8
     """
-    result = call.run(
-        lambda s: activity_store.recent_activity(s, hours_ago=hours, since=since, limit_per_type=limit), write=False
-    )
+    result = call.tool("get_recent_activity", hours_ago=hours, since=since, limit_per_type=limit)
 
     def render(console: Console, r: Result) -> None:
         console.print(Text(f"changes since {when(r['since'])} UTC", style="dim"))

@@ -11,8 +11,6 @@ from rich.tree import Tree
 
 from homeport.cli._output import confirm_line, empty_line, item_table, status, tags, when
 from homeport.cli.memory import Result, ToolCall, memory_tool
-from homeport.store import decisions as decision_store
-from homeport.store import patterns as pattern_store
 from homeport.store import progress as progress_store
 
 __all__ = ["decisions", "patterns", "progress"]
@@ -48,11 +46,8 @@ def decisions_add(
     \b
     Example: homeport decisions add "Use SQLite WAL" --rationale "readers never block" --tag db
     """
-    result = call.run(
-        lambda s: decision_store.log_decision(
-            s, summary, rationale=rationale, implementation_details=details, tags=list(tags_) or None
-        ),
-        write=True,
+    result = call.tool(
+        "log_decision", summary=summary, rationale=rationale, implementation_details=details, tags=list(tags_) or None
     )
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"decision {r['id']}", r["summary"])))
 
@@ -68,13 +63,7 @@ def decisions_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_a
     \b
     Example: homeport decisions list --tag db --limit 5
     """
-    result = call.run(
-        lambda s: decision_store.get_decisions(
-            s, limit=limit, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None
-        ),
-        write=False,
-        key="decisions",
-    )
+    result = call.tool("get_decisions", limit=limit, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None)
     call.show(result, _decision_table)
 
 
@@ -87,7 +76,7 @@ def decisions_delete(call: ToolCall, decision_id: int) -> None:
     \b
     Example: homeport decisions delete 7
     """
-    result = call.run(lambda s: decision_store.delete_decision(s, decision_id), write=True)
+    result = call.tool("delete_decision", decision_id=decision_id)
     call.show(
         result,
         lambda c, r: c.print(
@@ -128,7 +117,7 @@ def progress_add(call: ToolCall, status_: str, description: str, parent_id: int 
     \b
     Example: homeport progress add TODO "Write the export" --parent 3
     """
-    result = call.run(lambda s: progress_store.log_progress(s, status_, description, parent_id=parent_id), write=True)
+    result = call.tool("log_progress", status=status_, description=description, parent_id=parent_id)
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"progress {r['id']}", _entry_line(r))))
 
 
@@ -146,11 +135,8 @@ def progress_update(
     \b
     Example: homeport progress update 4 --status DONE
     """
-    result = call.run(
-        lambda s: progress_store.update_progress(
-            s, progress_id, status=status_, description=description, parent_id=parent_id
-        ),
-        write=True,
+    result = call.tool(
+        "update_progress", progress_id=progress_id, status=status_, description=description, parent_id=parent_id
     )
     call.show(result, lambda c, r: c.print(confirm_line("updated", f"progress {r['id']}", _entry_line(r))))
 
@@ -166,11 +152,7 @@ def progress_list(call: ToolCall, status_: str | None, parent_id: int | None, li
     \b
     Example: homeport progress list --status IN_PROGRESS
     """
-    result = call.run(
-        lambda s: progress_store.get_progress(s, status=status_, parent_id=parent_id, limit=limit),
-        write=False,
-        key="progress",
-    )
+    result = call.tool("get_progress", status=status_, parent_id=parent_id, limit=limit)
 
     def render(console: Console, r: Result) -> None:
         if not r["progress"]:
@@ -194,9 +176,7 @@ def progress_tree(call: ToolCall, root_id: int | None, status_: str | None) -> N
     \b
     Example: homeport progress tree 3 --status TODO
     """
-    result = call.run(
-        lambda s: progress_store.get_progress_tree(s, root_id=root_id, status=status_), write=False, key="progress"
-    )
+    result = call.tool("get_progress", status=status_, parent_id=root_id, tree=True)
 
     def render(console: Console, r: Result) -> None:
         if not r["progress"]:
@@ -225,7 +205,7 @@ def progress_delete(call: ToolCall, progress_id: int, cascade: bool) -> None:
     \b
     Example: homeport progress delete 3 --cascade
     """
-    result = call.run(lambda s: progress_store.delete_progress(s, progress_id, cascade=cascade), write=True)
+    result = call.tool("delete_progress", progress_id=progress_id, cascade=cascade)
     ids = ", ".join(str(p["id"]) for p in result["deleted"])
     call.show(
         result,
@@ -259,9 +239,7 @@ def patterns_add(call: ToolCall, name: str, description: str, tags_: tuple[str, 
     \b
     Example: homeport patterns add "Repository" "One module per table, no ORM sessions" --tag db
     """
-    result = call.run(
-        lambda s: pattern_store.log_system_pattern(s, name, description, tags=list(tags_) or None), write=True
-    )
+    result = call.tool("log_system_pattern", name=name, description=description, tags=list(tags_) or None)
     call.show(
         result,
         lambda c, r: c.print(confirm_line("updated" if r["updated"] else "logged", f"pattern {r['id']}", r["name"])),
@@ -279,12 +257,8 @@ def patterns_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_al
     \b
     Example: homeport patterns list --tag db
     """
-    result = call.run(
-        lambda s: pattern_store.get_system_patterns(
-            s, tags_any=list(tags_any) or None, tags_all=list(tags_all) or None, limit=limit
-        ),
-        write=False,
-        key="system_patterns",
+    result = call.tool(
+        "get_system_patterns", tags_any=list(tags_any) or None, tags_all=list(tags_all) or None, limit=limit
     )
 
     def render(console: Console, r: Result) -> None:
@@ -307,7 +281,7 @@ def patterns_delete(call: ToolCall, pattern_id: int) -> None:
     \b
     Example: homeport patterns delete 2
     """
-    result = call.run(lambda s: pattern_store.delete_system_pattern(s, pattern_id), write=True)
+    result = call.tool("delete_system_pattern", pattern_id=pattern_id)
     call.show(
         result,
         lambda c, r: c.print(

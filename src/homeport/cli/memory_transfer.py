@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any, Literal
+from typing import IO, Literal
 
 import click
 from rich.console import Console
@@ -40,12 +40,7 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     \b
     Example: homeport export --format markdown --output docs/memory
     """
-    result = call.run(
-        lambda s, root: transfer_store.export_memory(s, root, fmt=fmt, output_dir=_from_cwd(call, output)),
-        write=True,
-        create=False,
-        with_root=True,
-    )
+    result = call.tool("export", format=fmt, output_dir=_from_cwd(call, output))
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -86,12 +81,7 @@ def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "repla
                 f"Replace the whole memory of {workspace.root} with the export in {shown}?", abort=True, err=True
             )
 
-    result = call.run(
-        lambda s, root: transfer_store.import_memory(s, root, input_dir=source, mode=mode),
-        write=True,
-        with_root=True,
-        confirm=confirm,
-    )
+    result = call.tool("import", input_dir=source, mode=mode, confirm=confirm)
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
@@ -114,12 +104,7 @@ def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
     Example: homeport batch decision decisions.json
     """
     items = parse_json(items_file.read(), what=f"FILE {items_file.name}", expect=list)
-
-    def work(s: Any) -> Result:
-        written = batch_store.batch_log_items(s, item_type, items)
-        return {"item_type": item_type, "count": len(written), "items": written}
-
-    result = call.run(work, write=True)
+    result = call.tool("batch_log_items", item_type=item_type, items=items)
     call.show(
         result,
         lambda c, r: c.print(

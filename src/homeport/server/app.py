@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from mcp.server import MCPServer
@@ -13,23 +13,16 @@ from starlette.responses import JSONResponse
 
 from homeport import __version__
 from homeport.errors import ConfigError
+from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
+from homeport.server.catalog import CATALOG
+from homeport.server.mcp_tools import build_tools
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
-from homeport.server.tools_db import register_db_tools
-from homeport.server.tools_files import register_file_tools
-from homeport.server.tools_knowledge import register_knowledge_tools
-from homeport.server.tools_memory import register_memory_tools
-from homeport.server.tools_workspace import register_workspace_tools
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
 
 # Each group's tools cost the agent context on every turn; `--tools` exposes only the named groups.
-TOOL_GROUPS: dict[str, tuple[Callable[[MCPServer, Runtime], None], ...]] = {
-    "workspace": (register_workspace_tools,),
-    "memory": (register_memory_tools, register_knowledge_tools),
-    "files": (register_file_tools,),
-    "db": (register_db_tools,),
-}
+TOOL_GROUPS: tuple[str, ...] = CATALOG.groups()
 
 INSTRUCTIONS = (
     "Homeport keeps this project's memory: product and active context, decisions, progress, custom data "
@@ -46,18 +39,15 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
 
 
 def build_server(runtime: Runtime) -> MCPServer:
-    mcp = MCPServer(
+    return MCPServer(
         "homeport",
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_roots_changed],
         log_level="WARNING",
+        tools=build_tools(CATALOG.in_groups(runtime.settings.tool_groups), runtime),
         **_auth_options(runtime),
     )
-    for group in runtime.settings.tool_groups:
-        for register in TOOL_GROUPS[group]:
-            register(mcp, runtime)
-    return mcp
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:

@@ -8,6 +8,7 @@ executor with explicit arguments.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,16 @@ class FileAreaService:
         )
 
     def run(
-        self, agent_id: str | None, folder_id: str, scope: str, action: str, operation: str, path: str, **kwargs: Any
+        self,
+        agent_id: str | None,
+        folder_id: str,
+        scope: str,
+        action: str,
+        operation: Callable[..., Any],
+        path: str,
+        **kwargs: Any,
     ) -> dict[str, Any]:
-        """Check the policy for `action`, then run executor `operation`; the result names the location."""
+        """Check the policy for `action`, then run the executor function `operation`; the result names the location."""
         caller = self.caller(agent_id)
         owner = self.directory.get().folder_owner(caller.org, folder_id)
         exists = areas.area_exists(self.data_dir, caller.org, folder_id, scope) if scope in policy.SCOPES else True
@@ -90,7 +98,7 @@ class FileAreaService:
             exists=exists,
         )
         decision = policy.require(caller, folder, scope, action)
-        result = getattr(areas, operation)(self.data_dir, caller.org, folder_id, scope, path, **kwargs)
+        result = operation(self.data_dir, caller.org, folder_id, scope, path, **kwargs)
         if isinstance(result, list):
             result = {"entries": result}
         root = areas.area_root(self.data_dir, caller.org, folder_id, scope)

@@ -4,12 +4,26 @@ This is the only module that touches the SDK's per-connection object. On 2025-er
 connections (handshake, sessions) its `state` dict lives as long as the connection and holds the
 session default and the cached roots; on 2026-07-28 every request gets a fresh one, so nothing
 persists there, as that protocol requires. State is also bound to the principal that created it.
+
+Roots, when the client declares the capability, bound every call whatever named its workspace:
+
+- 2025 era with a session: asked once over the back-channel (at most `ROOTS_TIMEOUT_S`), cached
+  for the connection, dropped on `notifications/roots/list_changed`; a client that does not
+  answer is remembered and the connection goes on as without roots.
+- 2026-07-28: there is no back-channel and no connection state, so a call answers with an
+  `InputRequiredResult` asking for them and the client's retry carries them (one extra exchange),
+  unless its workspace is a `use_workspace` handle, which was checked against the roots when it
+  was issued and is bound to them.
+- An empty list means "no roots" (MCP Inspector declares the capability and lists none).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from functools import cached_property
 from typing import Any
 
+import anyio
 from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
@@ -17,139 +31,163 @@ from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
+from homeport.errors import InvalidWorkspaceError
+from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
-__all__ = [
-    "LOCAL_PRINCIPAL",
-    "agent_of",
-    "call_inputs",
-    "connection_state",
-    "fetch_roots",
-    "forget_roots",
-    "has_session",
-    "principal_of",
-    "root_uris",
-    "roots_declared",
-    "set_session_workspace",
-]
+__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "ROOTS_TIMEOUT_S", "McpRequest", "forget_roots"]
 
 LOCAL_PRINCIPAL = "local"
 WORKSPACE_HEADER = "x-workspace-id"
 WORKSPACE_QUERY = "project_path"
 _SESSION_DEFAULT = "homeport.session_workspace"
 _ROOTS = "homeport.roots"
+_ROOTS_NOTE = "homeport.roots_note"
 _PRINCIPAL = "homeport.principal"
 # The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
 ROOTS_INPUT = "homeport.roots"
+ROOTS_TIMEOUT_S = 5.0
 _STATELESS_ERA = "2026-07-28"
 
 
-def principal_of(ctx: Context) -> str:
-    """The verified bearer token's subject over HTTP with auth; `local` otherwise. Never an argument."""
-    token = get_access_token()
-    if token is None:
-        return LOCAL_PRINCIPAL
-    return token.subject or token.client_id or LOCAL_PRINCIPAL
+class McpRequest:
+    """One MCP tool call's request, as the pipeline sees it (`server.pipeline.CallRequest`)."""
 
+    def __init__(self, ctx: Context, runtime: Runtime) -> None:
+        self.ctx = ctx
+        self.runtime = runtime
 
-def agent_of(ctx: Context, stdio_agent: str | None) -> str | None:
-    """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only)."""
-    token = get_access_token()
-    if token is not None:
-        return token.subject or token.client_id
-    if ctx.request_context.request is not None:
-        return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
-    return stdio_agent
+    @cached_property
+    def principal(self) -> str:
+        """The verified bearer token's subject over HTTP with auth; `local` otherwise. Never an argument."""
+        token = get_access_token()
+        if token is None:
+            return LOCAL_PRINCIPAL
+        return token.subject or token.client_id or LOCAL_PRINCIPAL
 
+    @property
+    def agent(self) -> str | None:
+        """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only)."""
+        token = get_access_token()
+        if token is not None:
+            return token.subject or token.client_id
+        if self.ctx.request_context.request is not None:
+            return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
+        return self.runtime.settings.agent
 
-def _stateless_era(ctx: Context) -> bool:
-    version = ctx.protocol_version
-    return version is not None and is_version_at_least(version, _STATELESS_ERA)
+    @cached_property
+    def stateless(self) -> bool:
+        version = self.ctx.protocol_version
+        return version is not None and is_version_at_least(version, _STATELESS_ERA)
 
+    @cached_property
+    def has_session(self) -> bool:
+        """True on 2025-era connections whose state outlives the request."""
+        if self.stateless:
+            return False
+        if self.ctx.request_context.request is not None:  # HTTP: only stateful sessions persist
+            return bool(self.ctx.headers and self.ctx.headers.get("mcp-session-id"))
+        return True
 
-def has_session(ctx: Context) -> bool:
-    """True on 2025-era connections whose state outlives the request."""
-    if _stateless_era(ctx):
-        return False
-    if ctx.request_context.request is not None:  # HTTP: only stateful sessions persist
-        return bool(ctx.headers and ctx.headers.get("mcp-session-id"))
-    return True
+    def _state(self) -> dict[str, Any]:
+        """The per-connection state dict, emptied if another principal presents this connection."""
+        if not self.has_session:
+            return {}
+        state: dict[str, Any] = self.ctx.session._connection.state  # no public accessor in mcp 2.3
+        if state.get(_PRINCIPAL, self.principal) != self.principal:
+            state.clear()
+        state[_PRINCIPAL] = self.principal
+        return state
 
+    def inputs(self, argument: str | None) -> CallInputs:
+        """Everything the resolver needs from this request, as plain values (roots come from `attach_roots`).
 
-def connection_state(ctx: Context) -> dict[str, Any]:
-    """The per-connection state dict, emptied if another principal presents this connection."""
-    state: dict[str, Any] = ctx.session._connection.state  # no public accessor in mcp 2.3
-    principal = principal_of(ctx)
-    if state.get(_PRINCIPAL, principal) != principal:
-        state.clear()
-    state[_PRINCIPAL] = principal
-    return state
+        Raises:
+            InvalidWorkspaceError: an X-Workspace-Id header that is not UTF-8.
+        """
+        request = self.ctx.request_context.request
+        header = query = None
+        if request is not None:
+            header = _utf8_header(request.headers.get(WORKSPACE_HEADER))
+            query = request.query_params.get(WORKSPACE_QUERY) or None
+        return CallInputs(
+            principal=self.principal,
+            argument=argument,
+            header=header,
+            query=query,
+            session=self._state().get(_SESSION_DEFAULT),
+        )
 
+    async def attach_roots(self, inputs: CallInputs) -> CallInputs | InputRequiredResult:
+        caps = self.ctx.client_capabilities
+        if caps is None or caps.roots is None:
+            return inputs
+        if self.stateless:
+            answer = (self.ctx.input_responses or {}).get(ROOTS_INPUT)
+            if answer is None:
+                if self.runtime.handles.bound_to_roots(inputs.argument, self.principal):
+                    return inputs  # the handle carries the roots it was checked against
+                return InputRequiredResult(input_requests={ROOTS_INPUT: ListRootsRequest()})
+            try:
+                listed = ListRootsResult.model_validate(
+                    answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+                )
+            except ValidationError:
+                return dataclasses.replace(inputs, roots_note="the client answered roots/list with something else")
+            return _with_roots(inputs, listed)
+        state = self._state()
+        if _ROOTS in state or _ROOTS_NOTE in state:
+            return dataclasses.replace(inputs, roots=state.get(_ROOTS), roots_note=state.get(_ROOTS_NOTE, ""))
+        if not self.ctx.session.can_send_request:  # stateless 2025-era HTTP: nobody to ask
+            return dataclasses.replace(inputs, roots_note="declared, but this connection cannot carry roots/list")
+        note = ""
+        listed_roots: ListRootsResult | None = None
+        with anyio.move_on_after(ROOTS_TIMEOUT_S):
+            try:
+                listed_roots = await self.ctx.session.list_roots()
+            except MCPError as exc:
+                note = f"declared, but the client failed roots/list ({exc.error.message})"
+        if listed_roots is None and not note:
+            note = f"declared, but the client did not answer roots/list within {ROOTS_TIMEOUT_S:g} s"
+        attached = _with_roots(inputs, listed_roots) if listed_roots is not None else inputs
+        attached = dataclasses.replace(attached, roots_note=attached.roots_note or note)
+        if self.has_session:
+            state[_ROOTS] = attached.roots
+            state[_ROOTS_NOTE] = attached.roots_note
+        return attached
 
-def set_session_workspace(ctx: Context, root: str) -> bool:
-    if not has_session(ctx):
-        return False
-    connection_state(ctx)[_SESSION_DEFAULT] = root
-    return True
+    def bind_session(self, root: str) -> bool:
+        if not self.has_session:
+            return False
+        self._state()[_SESSION_DEFAULT] = root
+        return True
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol_version": self.ctx.protocol_version, "session": self.has_session}
 
 
 def forget_roots(ctx: Any) -> None:
     """Drop the cached roots of the connection behind `ctx` (on roots/list_changed)."""
-    ctx.session._connection.state.pop(_ROOTS, None)
+    state = ctx.session._connection.state
+    state.pop(_ROOTS, None)
+    state.pop(_ROOTS_NOTE, None)
 
 
-def call_inputs(ctx: Context, workspace: str | None) -> CallInputs:
-    """Everything the resolver needs from this request, as plain values (roots come from `fetch_roots`)."""
-    session = has_session(ctx)
-    state = connection_state(ctx) if session else {}
-    request = ctx.request_context.request
-    return CallInputs(
-        principal=principal_of(ctx),
-        argument=workspace or None,
-        header=(request.headers.get(WORKSPACE_HEADER) or None) if request is not None else None,
-        query=(request.query_params.get(WORKSPACE_QUERY) or None) if request is not None else None,
-        session=state.get(_SESSION_DEFAULT),
-    )
+def _with_roots(inputs: CallInputs, listed: ListRootsResult) -> CallInputs:
+    uris = tuple(str(r.uri) for r in listed.roots)
+    if not uris:
+        return dataclasses.replace(inputs, roots=None, roots_note="declared, but the client listed no roots")
+    return dataclasses.replace(inputs, roots=uris)
 
 
-def roots_declared(ctx: Context) -> bool:
-    caps = ctx.client_capabilities
-    return caps is not None and caps.roots is not None
-
-
-async def fetch_roots(ctx: Context) -> ListRootsResult | InputRequiredResult | None:
-    """The client's roots, or None when it declared none or cannot be asked.
-
-    2025-era sessions ask over the back-channel once and keep the answer for the connection (until
-    roots/list_changed). On 2026-07-28 there is no back-channel: the call answers with an
-    InputRequiredResult carrying a roots/list request, and the client's retry brings the roots in
-    its input responses. Callers fetch roots only when no higher source named the workspace.
-    """
-    if not roots_declared(ctx):
-        return None
-    if _stateless_era(ctx):
-        answer = (ctx.input_responses or {}).get(ROOTS_INPUT)
-        if answer is None:
-            return InputRequiredResult(input_requests={ROOTS_INPUT: ListRootsRequest()})
-        try:
-            return ListRootsResult.model_validate(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
-        except ValidationError:
-            return None  # an answer that is not a roots list: treated as no roots, the resolver says so
-    session = has_session(ctx)
-    state = connection_state(ctx) if session else {}
-    cached: ListRootsResult | None = state.get(_ROOTS)
-    if cached is not None:
-        return cached
-    if not ctx.session.can_send_request:  # stateless 2025-era HTTP: nobody to ask
+def _utf8_header(value: str | None) -> str | None:
+    """HTTP headers arrive decoded as Latin-1; a workspace path is UTF-8 bytes."""
+    if not value:
         return None
     try:
-        roots: ListRootsResult = await ctx.session.list_roots()
-    except MCPError:
-        return None  # the client failed to list them: as if it had none
-    if session:
-        state[_ROOTS] = roots
-    return roots
-
-
-def root_uris(roots: ListRootsResult | None) -> list[str] | None:
-    return None if roots is None else [str(r.uri) for r in roots.roots]
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise InvalidWorkspaceError(
+            "the X-Workspace-Id header is not UTF-8; send the path as UTF-8, or as a file:// URI with "
+            "percent-encoding (file:///home/ana/caf%C3%A9)"
+        ) from None

@@ -9,6 +9,7 @@ from typing import Any
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.projectdb import ProjectDatabases
+from homeport.server.access import WorkspaceAccess
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.settings import ServeSettings
 from homeport.store import Store, StoreCache
@@ -34,6 +35,7 @@ class Runtime:
     stores: StoreCache
     files: FileAreaService
     databases: ProjectDatabases
+    access: WorkspaceAccess
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
         """The workspace of a call (see `WorkspaceResolver.resolve`)."""
@@ -64,7 +66,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
     """
     home = Path(os.path.realpath(settings.home))
     allow = tuple(_allowed_root(p) for p in settings.allow_roots)
-    guard = WorkspaceGuard(denied=default_denied(home), allow_roots=allow)
+    data_dir = settings.data_dir or home / ".local" / "share" / "homeport"
+    # Homeport's own data (file areas, tokens) is never a workspace, whatever the allowlist says.
+    guard = WorkspaceGuard(
+        denied=default_denied(home), allow_roots=allow, private_trees=(Path(os.path.realpath(data_dir)),)
+    )
     handles = HandleRegistry(ttl_seconds=settings.handle_ttl_seconds)
     resolver = WorkspaceResolver(
         ResolverSettings(
@@ -77,7 +83,6 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         ),
         handles,
     )
-    data_dir = settings.data_dir or Path(os.path.realpath(home)) / ".local" / "share" / "homeport"
     files = FileAreaService(
         data_dir=data_dir, directory=DirectoryCache(settings.directory_file), max_bytes=settings.max_file_bytes
     )
@@ -88,6 +93,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         stores=StoreCache(capacity=settings.store_cache_size),
         files=files,
         databases=ProjectDatabases(settings.environ),
+        access=WorkspaceAccess(),
     )
 
 

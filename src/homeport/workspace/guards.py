@@ -1,15 +1,19 @@
 """Which canonical directories may become workspaces, and where a project's root is.
 
-The guard answers two questions for a canonical directory: is it allowed (inside the server's
-allowlist, inside the client's declared roots, not a denied directory), and which ancestor is the
-project root (nearest `.homeport/`, else nearest git root, else itself). The ancestor search never
-climbs above the allowed root or client root that contains the directory, and never settles on a
-denied directory, so a dotfiles repository in the home directory cannot swallow every project.
+The guard answers two questions for a canonical directory: which ancestor is its project root
+(the nearest one that holds `.homeport/` or is a git repository root, whichever comes first walking
+up, else the directory itself), and is that root allowed (inside the server's allowlist, inside
+the client's declared roots, not a denied directory, not Homeport's own data). The ancestor
+search never climbs above the allowed root or client root that contains the directory, and never
+settles on a denied directory, so a dotfiles repository in the home directory cannot swallow
+every project, and a `.homeport/` in a parent never captures a nested repository.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +21,7 @@ from pathlib import Path
 from homeport.errors import WorkspaceDeniedError
 from homeport.workspace.paths import within_any
 
-__all__ = ["DeniedDirectories", "WorkspaceGuard", "default_denied"]
+__all__ = ["DeniedDirectories", "ProjectRoot", "WorkspaceGuard", "default_denied"]
 
 # Never a workspace themselves; projects below them are fine (/var/www/app, /srv/app, /tmp/x).
 _DENIED_EXACT = (
@@ -127,25 +131,55 @@ def default_denied(home: Path) -> DeniedDirectories:
 
 
 @dataclass(frozen=True)
+class ProjectRoot:
+    """Where a directory's workspace is rooted, whether that root is a project, and why."""
+
+    path: Path
+    is_project: bool
+    why: str
+
+
+@dataclass(frozen=True)
 class WorkspaceGuard:
-    """The server's side of the security model: allowlist and denied directories.
+    """The server's side of the security model: allowlist, denied directories, Homeport's own data.
 
     `allow_roots` empty means no allowlist (stdio: the local user may name any project).
+    `private_trees` are Homeport's own data (file areas, tokens): never a workspace, whatever
+    the allowlist says, so no memory or database tool can reach into them.
     """
 
     denied: DeniedDirectories
     allow_roots: tuple[Path, ...] = field(default=())
+    private_trees: tuple[Path, ...] = field(default=())
 
-    def project_root(self, directory: Path, client_roots: Sequence[Path] = ()) -> tuple[Path, str]:
-        """The project root for canonical `directory`, and a sentence saying why."""
-        chain = self._candidates(directory, tuple(client_roots))
-        for candidate in chain:
-            if (candidate / ".homeport").is_dir():
-                return candidate, _why(directory, candidate, "holds .homeport/")
-        for candidate in chain:
-            if (candidate / ".git").exists():
-                return candidate, _why(directory, candidate, "is a git repository")
-        return directory, f"{directory} has no .homeport/ or git repository above it, so it is its own root"
+    def project_root(self, directory: Path, client_roots: Sequence[Path] = ()) -> ProjectRoot:
+        """The nearest project at or above canonical `directory`: the first that holds `.homeport/` or
+        is a git repository root, walking up, never above the allowed or client root containing it.
+
+        Raises:
+            WorkspaceDeniedError: the nearest `.homeport` is a symlink or not a directory (a cloned
+                repository could point the store into another workspace or out of the allowed root).
+        """
+        for candidate in self._candidates(directory, tuple(client_roots)):
+            marker = candidate / STORE_DIRNAME
+            try:
+                mode = os.lstat(marker).st_mode
+            except FileNotFoundError:
+                mode = None
+            if mode is not None:
+                if stat.S_ISDIR(mode):
+                    return ProjectRoot(candidate, True, _why(directory, candidate, "holds .homeport/"))
+                kind = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
+                raise WorkspaceDeniedError(
+                    f"{marker} is {kind}; Homeport never follows it, since it could put this project's memory "
+                    "in another project or outside the allowed roots. Remove it (a real .homeport/ directory is "
+                    "created on the first write)"
+                )
+            if os.path.lexists(candidate / ".git"):
+                return ProjectRoot(candidate, True, _why(directory, candidate, "is a git repository"))
+        return ProjectRoot(
+            directory, False, f"{directory} has no .homeport/ or git repository above it, so it is its own root"
+        )
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - guards live as long as the process; pure, bounded
     def _candidates(self, directory: Path, client_roots: tuple[Path, ...]) -> tuple[Path, ...]:
@@ -157,7 +191,9 @@ class WorkspaceGuard:
         return tuple(p for p in chain if self.denied.reason(p) is None)
 
     def check(self, root: Path, client_roots: Sequence[Path] | None, *, label: str) -> None:
-        """Refuse a workspace root that lies outside the allowed or client roots, or is denied.
+        """Refuse a workspace root that lies outside the allowed or client roots, is denied, or is
+        Homeport's own data. `client_roots` None: the client declared none (no bound); empty: it
+        declared some and none is a local directory (nothing is inside them).
 
         Raises:
             WorkspaceDeniedError: naming `label` (the source and value) and what to do instead.
@@ -165,6 +201,12 @@ class WorkspaceGuard:
         why = self.denied.reason(root)
         if why is not None:
             raise WorkspaceDeniedError(f"workspace {label} is refused: {why}; pass a project directory instead")
+        private = within_any(root, self.private_trees)
+        if private is not None:
+            raise WorkspaceDeniedError(
+                f"workspace {label} resolves to {root}, inside Homeport's data directory {private} (file areas "
+                "and tokens), which is never a workspace; pass a project directory"
+            )
         if self.allow_roots and within_any(root, self.allow_roots) is None:
             allowed = ", ".join(str(p) for p in self.allow_roots)
             raise WorkspaceDeniedError(
@@ -172,11 +214,50 @@ class WorkspaceGuard:
                 "workspace inside one of them or start the server with --allow-root"
             )
         if client_roots is not None and within_any(root, client_roots) is None:
-            declared = ", ".join(str(p) for p in client_roots) or "(none)"
+            if not client_roots:
+                raise WorkspaceDeniedError(
+                    f"workspace {label} is refused: the client declared roots, and none of them is a directory on "
+                    "this machine, so no workspace lies inside them; open a local folder in the client"
+                )
+            declared = ", ".join(str(p) for p in client_roots)
             raise WorkspaceDeniedError(
                 f"workspace {label} resolves to {root}, outside the client's roots {declared}; pass a "
-                "workspace inside one of the roots your client declared"
+                "workspace inside one of the roots your client declared, or add the folder to the client's roots"
             )
+
+    def projects_below(self, root: Path) -> list[Path]:
+        """Projects inside `root` (not `root` itself), up to `_SCAN_DEPTH` levels down, symlinks not followed.
+
+        Raises:
+            WorkspaceDeniedError: `root` has too many directories to tell (it is not a project folder).
+        """
+        found: list[Path] = []
+        seen = 0
+        for dirpath, dirnames, _ in os.walk(root):
+            here = Path(dirpath)
+            depth = len(here.parts) - len(root.parts)
+            if depth and (os.path.lexists(here / STORE_DIRNAME) or os.path.lexists(here / ".git")):
+                found.append(here)
+                dirnames[:] = []
+                if len(found) >= _SCAN_REPORT:
+                    break
+                continue
+            seen += len(dirnames)
+            if seen > _SCAN_BUDGET:
+                raise WorkspaceDeniedError(
+                    f"{root} is not a project (no .homeport/ or git repository) and holds over {_SCAN_BUDGET} "
+                    "directories; if it is one project, create .homeport/ in it or run git init, else pass one of "
+                    "the projects inside it"
+                )
+            dirnames[:] = [d for d in dirnames if d not in _SCAN_SKIP] if depth < _SCAN_DEPTH else []
+        return found
+
+
+STORE_DIRNAME = ".homeport"
+_SCAN_DEPTH = 3
+_SCAN_REPORT = 10
+_SCAN_BUDGET = 5000
+_SCAN_SKIP = frozenset({".git", STORE_DIRNAME, "node_modules", "__pycache__", ".venv", "venv"})
 
 
 def _why(directory: Path, root: Path, what: str) -> str:

@@ -19,6 +19,8 @@ from homeport.errors import (
     ExplicitWorkspaceRequired,
     HomeportError,
     InvalidWorkspaceError,
+    WorkspaceContainsProjectsError,
+    WorkspaceDeniedError,
     WorkspaceUnresolvedError,
 )
 from homeport.workspace.guards import WorkspaceGuard
@@ -39,6 +41,9 @@ class Workspace:
     root: Path
     source: Source
     reason: str
+    is_project: bool = True
+    # The client roots it was checked against (None: the client declared none); a handle keeps them.
+    client_roots: tuple[Path, ...] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -63,7 +68,12 @@ class ResolverSettings:
 
 @dataclass(frozen=True)
 class CallInputs:
-    """What one call carries. `roots` is None when the client declared none or they were not fetched."""
+    """What one call carries.
+
+    `roots` are the client's root URIs, a bound on every source: None when the client declared
+    no roots capability, listed none, or could not be asked (`roots_note` then says which, for
+    `where_am_i`); a handle minted under roots carries its own.
+    """
 
     principal: str = "local"
     argument: str | None = None
@@ -71,6 +81,7 @@ class CallInputs:
     query: str | None = None
     session: str | None = None
     roots: Sequence[str] | None = None
+    roots_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,11 @@ class Seen:
 
     def describe(self) -> dict[str, str | None]:
         return {"source": self.source.value, "value": self.value, "note": self.note}
+
+    @property
+    def hidden_remotely(self) -> bool:
+        """The server's own directory and environment: never shown to an HTTP caller."""
+        return self.source in (Source.CLIENT_ENV, Source.CWD)
 
 
 @dataclass(frozen=True)
@@ -102,10 +118,6 @@ class WorkspaceResolver:
         self.settings = settings
         self.handles = handles
 
-    def needs_roots(self, call: CallInputs) -> bool:
-        """True when sources 1-5 give nothing, so the client's roots are worth a round trip."""
-        return not any((call.argument, call.header, call.query, call.session, self.settings.config_workspace))
-
     def observe(self, call: CallInputs) -> tuple[Seen, ...]:
         """What each source holds for this call, whether or not it would win."""
         s = self.settings
@@ -117,8 +129,8 @@ class WorkspaceResolver:
             Seen(Source.CONFIG, s.config_workspace),
             Seen(
                 Source.ROOTS,
-                ", ".join(call.roots) if call.roots is not None else None,
-                "" if call.roots is not None else "not declared by the client, or not fetched",
+                ", ".join(call.roots) if call.roots else None,
+                call.roots_note or ("" if call.roots is not None else "not declared by the client"),
             ),
         ]
         env = ", ".join(f"{k}={v}" for k, v in s.client_env.items() if v) or None
@@ -136,20 +148,35 @@ class WorkspaceResolver:
         """
         roots = self._client_roots(call.roots)
         workspace = self._first_candidate(call, roots)
-        if write and self.settings.require_explicit and workspace.source not in EXPLICIT_SOURCES:
+        if write:
+            self._check_write(workspace)
+        return Resolution(workspace, call, self)
+
+    def _check_write(self, workspace: Workspace) -> None:
+        if self.settings.require_explicit and workspace.source not in EXPLICIT_SOURCES:
             raise ExplicitWorkspaceRequired(
                 f"this server requires an explicit workspace for writes, and {workspace.root} came only "
                 f"from {workspace.source.value}; pass the workspace argument, call use_workspace, or send "
                 "X-Workspace-Id"
             )
-        return Resolution(workspace, call, self)
+        if not workspace.is_project:
+            # A folder of projects (the allowed root, ~/src) must never become one shared store for all of them.
+            below = self.settings.guard.projects_below(workspace.root)
+            if below:
+                listed = ", ".join(str(p) for p in below)
+                raise WorkspaceContainsProjectsError(
+                    f"{workspace.root} (from {workspace.source.value}) is not a project (no .homeport/ or git "
+                    f"repository) but holds projects: {listed}; pass the one you mean as the workspace, or "
+                    f"create {workspace.root}/.homeport/ if this folder is a project of its own"
+                )
 
     def _first_candidate(self, call: CallInputs, roots: list[Path] | None) -> Workspace:
         s = self.settings
         if call.argument:
             if self.handles.looks_like_handle(call.argument):
-                root = self.handles.lookup(call.argument, call.principal)
-                return self._accept(str(root), Source.ARGUMENT, roots, label=f"handle {call.argument!r}")
+                entry = self.handles.lookup(call.argument, call.principal)
+                bound = roots if roots is not None else (list(entry.roots) if entry.roots is not None else None)
+                return self._accept(str(entry.root), Source.ARGUMENT, bound, label=f"handle {call.argument!r}")
             return self._accept(call.argument, Source.ARGUMENT, roots)
         if s.transport == "http":
             if call.header:
@@ -188,12 +215,24 @@ class WorkspaceResolver:
         except InvalidWorkspaceError as exc:
             raise type(exc)(f"{exc.message} (from {source.value})") from None
         guard = self.settings.guard
-        root, reason = guard.project_root(directory, client_roots or ())
-        guard.check(root, client_roots, label=f"{label} (from {source.value})")
-        return Workspace(root=root, source=source, reason=reason)
+        label = f"{label} (from {source.value})"
+        try:
+            found = guard.project_root(directory, client_roots or ())
+        except WorkspaceDeniedError as exc:
+            raise WorkspaceDeniedError(f"workspace {label}: {exc.message}") from None
+        guard.check(found.path, client_roots, label=label)
+        return Workspace(
+            root=found.path,
+            source=source,
+            reason=found.why,
+            is_project=found.is_project,
+            client_roots=tuple(client_roots) if client_roots is not None else None,
+        )
 
     def _client_roots(self, roots: Sequence[str] | None) -> list[Path] | None:
-        if roots is None:
+        """Canonical client roots: None for no bound (none declared, or an empty list), else the local
+        directories among them (empty when none is one: nothing is inside them)."""
+        if not roots:
             return None
         usable: list[Path] = []
         for uri in roots:
@@ -207,7 +246,7 @@ class WorkspaceResolver:
         if len(roots) == 1:
             return roots[0]
         cwd = self.settings.cwd
-        if cwd is not None:
+        if cwd is not None and self.settings.transport != "http":  # an HTTP server's cwd says nothing of the client
             containing = within_any(Path(os.path.realpath(cwd)), roots)
             if containing is not None:
                 return containing

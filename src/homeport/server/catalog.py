@@ -1,0 +1,183 @@
+"""Every tool, declared once: name, group, hints, description, what it needs, and the executor call.
+
+A tool is a plain function whose first parameter is the `Call` the pipeline prepared and whose
+other parameters are the tool's arguments (their annotations are the input schema):
+
+    @CATALOG.tool("memory", WRITE, "Record a decision ...", write=True)
+    def log_decision(call: Call, summary: str, rationale: str | None = None) -> dict[str, Any]:
+        return decisions.log_decision(call.require_store(), summary, rationale=rationale)
+
+The declaration says what the call needs (`Needs`); the pipeline (`server.pipeline`) supplies it
+the same way for every tool, over MCP and from the CLI: resolution from every source, the
+client's roots as a bound, the guards, the caller's access, strict arguments, the thread hop,
+one error mapping, and `workspace` in the result. A tool cannot skip any of it, because it never
+sees the raw request. Nothing here imports the MCP SDK: the SDK binding is `server.mcp_tools`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from homeport.errors import InvalidArgumentError
+
+__all__ = [
+    "CATALOG",
+    "DELETE",
+    "GROUPS",
+    "READ",
+    "REPLACE",
+    "WRITE",
+    "WRITE_IDEMPOTENT",
+    "Hints",
+    "Needs",
+    "ToolCatalog",
+    "ToolSpec",
+]
+
+
+@dataclass(frozen=True)
+class Hints:
+    """The behaviour a client may rely on (MCP tool annotations); every tool declares all three."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+READ = Hints(read_only=True, destructive=False, idempotent=True)
+WRITE = Hints(read_only=False, destructive=False, idempotent=False)
+WRITE_IDEMPOTENT = Hints(read_only=False, destructive=False, idempotent=True)
+DELETE = Hints(read_only=False, destructive=True, idempotent=False)
+# Overwrites what was there before with the same outcome each time (export over a previous export).
+REPLACE = Hints(read_only=False, destructive=True, idempotent=True)
+
+
+class Needs(enum.Enum):
+    """What a tool's executor needs from the pipeline."""
+
+    STORE = "store"  # the workspace and its memory store (None on reads of a workspace without one)
+    WORKSPACE = "workspace"  # the workspace only: files under its root, its database
+    FILES = "files"  # the calling agent's file areas; no workspace argument
+    NOTHING = "nothing"  # static answers (the memory's schema)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its contract (name, arguments, hints) and how the pipeline prepares its call."""
+
+    name: str
+    group: str
+    run: Callable[..., Any]
+    hints: Hints
+    description: str
+    needs: Needs = Needs.STORE
+    write: bool = False  # resolved as a write: --require-explicit-workspace, no folder of projects
+    create_store: bool | None = None  # default: `write`
+    result_key: str | None = None  # a non-dict result is returned under this key
+    report_unresolved: bool = False  # where_am_i: an unresolvable call is an answer, not an error
+    parameters: tuple[inspect.Parameter, ...] = field(default=(), compare=False)
+
+    @property
+    def takes_workspace(self) -> bool:
+        return self.needs in (Needs.STORE, Needs.WORKSPACE)
+
+    @property
+    def creates_store(self) -> bool:
+        return self.write if self.create_store is None else self.create_store
+
+    @cached_property
+    def _arguments_model(self) -> type[BaseModel]:
+        fields: dict[str, Any] = {
+            p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default) for p in self.parameters
+        }
+        config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+        return create_model(f"{self.name}_arguments", __config__=config, **fields)
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check `arguments` against the tool's input schema, as the MCP layer does for a client's call.
+
+        Raises:
+            InvalidArgumentError: an argument is missing, unknown, of the wrong type or out of range.
+        """
+        try:
+            model = self._arguments_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
+            )
+            raise InvalidArgumentError(f"{self.name}: {problems}") from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+# The groups `--tools` exposes, in the order tools are listed to clients.
+GROUPS = ("workspace", "memory", "files", "db")
+
+
+class ToolCatalog:
+    """The tools, by group in `GROUPS` order and in declaration order within a group."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+
+    def tool(
+        self,
+        group: str,
+        hints: Hints,
+        description: str,
+        *,
+        name: str | None = None,
+        needs: Needs = Needs.STORE,
+        write: bool = False,
+        create_store: bool | None = None,
+        key: str | None = None,
+        report_unresolved: bool = False,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Declare the decorated function as a tool (its first parameter receives the `Call`)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tool_name = name or fn.__name__
+            if group not in GROUPS:
+                raise ValueError(f"tool {tool_name}: unknown group {group}")
+            if tool_name in self._specs:
+                raise ValueError(f"tool {tool_name} is declared twice")
+            params = tuple(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+            self._specs[tool_name] = ToolSpec(
+                name=tool_name,
+                group=group,
+                run=fn,
+                hints=hints,
+                description=description,
+                needs=needs,
+                write=write,
+                create_store=create_store,
+                result_key=key,
+                report_unresolved=report_unresolved,
+                parameters=params,
+            )
+            return fn
+
+        return register
+
+    def __getitem__(self, name: str) -> ToolSpec:
+        return self._specs[name]
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self.in_groups(GROUPS))
+
+    def groups(self) -> tuple[str, ...]:
+        return GROUPS
+
+    def in_groups(self, groups: Iterable[str]) -> list[ToolSpec]:
+        wanted = set(groups)
+        specs = list(self._specs.values())
+        return sorted((s for s in specs if s.group in wanted), key=lambda s: GROUPS.index(s.group))
+
+
+CATALOG = ToolCatalog()

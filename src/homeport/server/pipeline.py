@@ -1,0 +1,182 @@
+"""The one path every tool call takes, over MCP and from the CLI.
+
+    request (MCP context or CLI flags)
+      -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
+      -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
+      -> resolution and guards                                                    `WorkspaceResolver.resolve`
+      -> the caller's access to that workspace                                    `WorkspaceAccess.check`
+      -> the store (opened, or created for writes)                                `Runtime.store_for`
+      -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
+      -> the result with `workspace` added                                        `tool_result`
+
+No step is optional and no tool sees the raw request, so a change for speed in one step cannot
+let a call skip another. Errors are `HomeportError`s; the MCP binding and the CLI each turn them
+into their own kind of answer in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio.to_thread
+
+from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
+from homeport.server.catalog import Needs, ToolSpec
+from homeport.server.runtime import Runtime, tool_result
+from homeport.store import Store
+from homeport.workspace import CallInputs, Workspace
+
+__all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
+
+# The workspace names other servers use: a call that carries one is told to use `workspace`.
+FOREIGN_WORKSPACE_NAMES = frozenset(
+    {"workspace_id", "projectRoot", "project_root", "project_path", "workspace_root", "cwd", "projectPath", "root"}
+)
+
+
+class CallRequest(Protocol):
+    """Where a call came from: an MCP request, or a command typed in a shell."""
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def agent(self) -> str | None: ...
+
+    def inputs(self, argument: str | None) -> CallInputs: ...
+
+    async def attach_roots(self, inputs: CallInputs) -> CallInputs | Any:
+        """`inputs` with the client's roots, or the question to send the client for them (2026-07-28)."""
+        ...
+
+    def bind_session(self, root: str) -> bool: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class LocalRequest:
+    """A call made in this process by the local user (the shell commands): no roots, no session, no header."""
+
+    principal: str = "local"
+    agent: str | None = None
+
+    def inputs(self, argument: str | None) -> CallInputs:
+        return CallInputs(principal=self.principal, argument=argument)
+
+    async def attach_roots(self, inputs: CallInputs) -> CallInputs:
+        return inputs
+
+    def bind_session(self, root: str) -> bool:
+        return False
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol_version": None, "session": False}
+
+
+@dataclass
+class Call:
+    """What an executor gets: the resolved workspace and its store, the runtime's services, the request."""
+
+    runtime: Runtime
+    request: CallRequest
+    inputs: CallInputs | None = None
+    workspace: Workspace | None = None
+    store: Store | None = None
+    error: WorkspaceError | None = None  # only for tools that report an unresolvable call
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        assert self.workspace is not None, "a tool that needs a workspace was declared without one"
+        return self.workspace.root
+
+    def require_store(self) -> Store:
+        if self.store is None:
+            raise StoreError(f"no memory store at {self.root}; this is a bug in the tool's declaration")
+        return self.store
+
+
+class CallPipeline:
+    """Run declared tools for one runtime."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._threaded = runtime.settings.transport == "http"
+
+    async def call(self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest) -> dict[str, Any] | Any:
+        """Run `spec` with validated `arguments` for an MCP request.
+
+        Returns the result dict, or the client-input request (roots, 2026-07-28) to send back as is.
+
+        Raises:
+            HomeportError: resolution, a guard, the caller's access or the executor refused the call.
+        """
+        inputs: CallInputs | None = None
+        if spec.takes_workspace:
+            inputs = request.inputs(_workspace_argument(spec, arguments))
+            attached = await request.attach_roots(inputs)
+            if not isinstance(attached, CallInputs):
+                return attached
+            inputs = attached
+        if self._threaded:
+            return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs)
+        # stdio: one client, and a thread hop would cost more than most reads.
+        return self.execute(spec, arguments, request, inputs)
+
+    def execute(
+        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
+    ) -> dict[str, Any]:
+        """The blocking part: resolve, check access, open the store, run, shape. The CLI calls it directly.
+
+        Raises:
+            HomeportError: as `call`.
+        """
+        call = Call(self.runtime, request, inputs)
+        if spec.takes_workspace:
+            assert inputs is not None
+            try:
+                call.workspace = self.runtime.resolve(inputs, write=spec.write)
+                self.runtime.access.check(request.principal, call.workspace.root, write=spec.write)
+            except WorkspaceError as exc:
+                if not spec.report_unresolved:
+                    raise
+                call.error = exc
+            if call.workspace is not None and spec.needs is Needs.STORE:
+                call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
+        kwargs = {k: v for k, v in arguments.items() if k != "workspace" or _declares_workspace(spec)}
+        try:
+            result = spec.run(call, **kwargs)
+        except OverflowError as exc:
+            # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
+            raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        if call.workspace is None or spec.report_unresolved:
+            return result if isinstance(result, dict) else {spec.result_key or "result": result}
+        return tool_result(call.workspace, result, spec.result_key)
+
+
+def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[str]) -> UnknownArgumentError:
+    """The refusal of arguments a tool does not have: never dropped, never served from a default workspace."""
+    names = ", ".join(sorted(unknown))
+    foreign = sorted(set(unknown) & FOREIGN_WORKSPACE_NAMES)
+    hint = ""
+    if foreign and "workspace" in accepted:
+        hint = (
+            f" {', '.join(foreign)} is another server's name for the project: use `workspace` (an absolute path, "
+            "file:// URI or use_workspace handle)."
+        )
+    return UnknownArgumentError(
+        f"{spec_name} has no argument {names}; it takes {', '.join(accepted) or 'no arguments'}.{hint} "
+        "Nothing was done."
+    )
+
+
+def _declares_workspace(spec: ToolSpec) -> bool:
+    return any(p.name == "workspace" for p in spec.parameters)
+
+
+def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+    value = arguments.get("workspace") if _declares_workspace(spec) else arguments.pop("workspace", None)
+    return value or None

@@ -1,0 +1,65 @@
+"""Project-database tools: the workspace's own development database, read-only by default."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from homeport.server.catalog import CATALOG, READ, Hints, Needs
+from homeport.server.pipeline import Call
+
+__all__: list[str] = []
+
+Json = dict[str, Any]
+# Read-only unless the operator allows writes for the workspace, so not declared read-only.
+QUERY = Hints(read_only=False, destructive=False, idempotent=False)
+
+
+@CATALOG.tool(
+    "db",
+    READ,
+    "List the tables of the project's development database (found in .homeport/config.toml, .env, "
+    "Laravel, Rails or Django settings). Then call get_schema for a table.",
+    needs=Needs.WORKSPACE,
+)
+def get_tables(call: Call) -> Json:
+    return call.runtime.databases.get_tables(call.root)
+
+
+@CATALOG.tool(
+    "db",
+    READ,
+    "Columns (type, nullable, default, primary key), indexes, foreign keys and a CREATE-like text of a table.",
+    needs=Needs.WORKSPACE,
+)
+def get_schema(call: Call, table: str) -> Json:
+    return call.runtime.databases.get_schema(call.root, table)
+
+
+@CATALOG.tool(
+    "db",
+    READ,
+    "The database's dialect (sqlite, postgresql, mysql, mariadb), server version and where the connection "
+    "came from, so you write the right SQL.",
+    needs=Needs.WORKSPACE,
+)
+def get_database_type(call: Call) -> Json:
+    return call.runtime.databases.get_database_type(call.root)
+
+
+@CATALOG.tool(
+    "db",
+    QUERY,
+    "Run ONE SQL statement and get {columns, rows, row_count, truncated, elapsed_ms, affected_rows, "
+    "read_only}. Read-only unless the workspace's .homeport/config.toml allows writes; statement "
+    "timeout and row limit apply. Use params for values instead of pasting them into the SQL.",
+    needs=Needs.WORKSPACE,
+)
+def run_query(
+    call: Call,
+    query: str,
+    params: Annotated[dict[str, Any] | None, Field(description="Values for :name placeholders in the query.")] = None,
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
+) -> Json:
+    return call.runtime.databases.run_query(call.root, query, params=params, limit=limit)

@@ -1,0 +1,167 @@
+"""Memory tools across item types: search, links, history, activity, schema, batch, export/import."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs
+from homeport.server.pipeline import Call
+from homeport.server.tools.memory import IdArg, Json, LimitArg
+from homeport.store import activity, batch, catalog, contexts, links, search, transfer
+
+__all__ = ["ItemType"]
+
+ItemType = Literal["decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"]
+BatchType = Literal["decision", "progress", "system_pattern", "custom_data"]
+TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-21T09:00:00Z.")]
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "Full-text search over every item type, best first, with highlighted snippets. FTS5 syntax works "
+    '("exact phrase", prefix*, OR); anything else is searched as plain words. category narrows to '
+    "custom data of that category (ProjectGlossary: the glossary).",
+    name="search",
+    key="results",
+)
+def search_items(
+    call: Call,
+    query: str,
+    types: Annotated[list[ItemType] | None, Field(description="Limit to these item types.")] = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    tags_any: Annotated[list[str] | None, Field(description="Items with any of these tags.")] = None,
+    category: str | None = None,
+    since: TimeArg = None,
+) -> Any:
+    return search.search(call.store, query, types=types, tags_any=tags_any, category=category, since=since, limit=limit)
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE_IDEMPOTENT,
+    "Link two items with a typed relationship (e.g. implements, depends_on, relates_to). Both must exist; "
+    "contexts have id 1. Linking the same pair and relationship again returns the existing link.",
+    write=True,
+)
+def link_items(
+    call: Call,
+    source_type: ItemType,
+    source_id: IdArg,
+    target_type: ItemType,
+    target_id: IdArg,
+    relationship: str,
+    description: str | None = None,
+) -> Json:
+    return links.link_items(
+        call.require_store(), source_type, source_id, target_type, target_id, relationship, description=description
+    )
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "Items linked to an item in either direction; depth 2-3 walks further, nearest first, each with the "
+    "item it was reached through.",
+    key="items",
+)
+def get_linked_items(
+    call: Call,
+    item_type: ItemType,
+    item_id: IdArg,
+    relationship: str | None = None,
+    linked_type: ItemType | None = None,
+    depth: Annotated[int, Field(ge=1, le=3)] = 1,
+) -> Any:
+    return links.get_linked_items(
+        call.store, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth
+    )
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "Earlier versions of the product or active context, newest first; version picks one, before/after bound the time.",
+    key="versions",
+)
+def get_item_history(
+    call: Call,
+    item_type: Literal["product_context", "active_context"],
+    limit: LimitArg = 10,
+    version: IdArg | None = None,
+    before: TimeArg = None,
+    after: TimeArg = None,
+) -> Any:
+    kind: contexts.ContextKind = "product" if item_type == "product_context" else "active"
+    return contexts.get_history(call.store, kind, limit=limit, version=version, before=before, after=after)
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "What changed recently across every item type (default: the last 24 hours). The first call to make "
+    "when resuming work.",
+)
+def get_recent_activity(
+    call: Call,
+    # At most ten years back: further is every item, and past that a date overflows.
+    hours_ago: Annotated[float | None, Field(gt=0, le=87_600)] = None,
+    since: TimeArg = None,
+    limit_per_type: Annotated[int, Field(ge=1, le=100)] = 5,
+) -> Json:
+    return activity.recent_activity(call.store, hours_ago=hours_ago, since=since, limit_per_type=limit_per_type)
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "The memory's item types, their fields and the tools that read and write them.",
+    needs=Needs.NOTHING,
+)
+def get_memory_schema(call: Call) -> Json:
+    return catalog.memory_schema()
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE,
+    "Write up to 500 items of one type in one transaction: all or nothing; an error names the index of the "
+    "first invalid item. Items have the fields of the matching log_ tool.",
+    write=True,
+)
+def batch_log_items(call: Call, item_type: BatchType, items: list[dict[str, Any]]) -> Json:
+    written = batch.batch_log_items(call.require_store(), item_type, items)
+    return {"item_type": item_type, "count": len(written), "items": written}
+
+
+@CATALOG.tool(
+    "memory",
+    REPLACE,
+    "Write the memory as files under the workspace (default .homeport/export): one file per item type, "
+    "json (exact) or markdown (readable, and importable). Replaces a previous export in that directory.",
+    name="export",
+    write=True,
+    create_store=False,
+)
+def export_tool(
+    call: Call,
+    format: Literal["json", "markdown"] = "json",
+    output_dir: Annotated[
+        str | None, Field(description="Directory inside the workspace, relative to its root.")
+    ] = None,
+) -> Json:
+    return transfer.export_memory(call.store, call.root, fmt=format, output_dir=output_dir)
+
+
+@CATALOG.tool(
+    "memory",
+    REPLACE,
+    "Read an export back (default .homeport/export). mode=merge keeps existing items and overwrites those "
+    "with the same id; mode=replace empties the memory first. One transaction.",
+    name="import",
+    write=True,
+)
+def import_tool(call: Call, input_dir: str | None = None, mode: Literal["merge", "replace"] = "merge") -> Json:
+    return transfer.import_memory(call.require_store(), call.root, input_dir=input_dir, mode=mode)

@@ -1,0 +1,172 @@
+"""Memory tools: product and active context, decisions, progress, system patterns, custom data."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from homeport.server.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT
+from homeport.server.pipeline import Call
+from homeport.store import contexts, custom_data, decisions, patterns, progress
+
+__all__ = ["IdArg", "Json", "LimitArg", "TagsArg"]
+
+Json = dict[str, Any]
+# Ids are SQLite integers: anything past 64 bits is refused by the schema, not by a crash.
+IdArg = Annotated[int, Field(ge=1, le=2**63 - 1)]
+ContentArg = Annotated[Json | None, Field(description="The whole new document (replaces it). Give this or patch.")]
+PatchArg = Annotated[
+    Json | None,
+    Field(description='Keys to merge into the document; a key set to "__DELETE__" is removed. Give this or content.'),
+]
+TagsArg = Annotated[list[str] | None, Field(description="Tags; matched case-insensitively.")]
+LimitArg = Annotated[int, Field(ge=1, le=1000)]
+
+PRODUCT = "product context: goals, features, architecture"
+ACTIVE = "active context: current focus, recent changes, open questions"
+
+
+def _declare_context(kind: contexts.ContextKind, noun: str) -> None:
+    def get_context(call: Call) -> Json:
+        return contexts.get_context(call.store, kind)
+
+    def update_context(call: Call, content: ContentArg = None, patch: PatchArg = None) -> Json:
+        return contexts.update_context(call.require_store(), kind, content=content, patch=patch)
+
+    CATALOG.tool("memory", READ, f"Read the {noun} (a JSON document) with its version.", name=f"get_{kind}_context")(
+        get_context
+    )
+    CATALOG.tool(
+        "memory",
+        WRITE_IDEMPOTENT,
+        f"Replace (content) or patch (patch) the {noun}; every change keeps a version.",
+        name=f"update_{kind}_context",
+        write=True,
+    )(update_context)
+
+
+_declare_context("product", PRODUCT)
+_declare_context("active", ACTIVE)
+
+
+@CATALOG.tool("memory", WRITE, "Record a decision (what, why, how). Returns its id for links and search.", write=True)
+def log_decision(
+    call: Call,
+    summary: str,
+    rationale: str | None = None,
+    implementation_details: str | None = None,
+    tags: TagsArg = None,
+) -> Json:
+    return decisions.log_decision(
+        call.require_store(), summary, rationale=rationale, implementation_details=implementation_details, tags=tags
+    )
+
+
+@CATALOG.tool("memory", READ, "List decisions, newest first, optionally by tags.", key="decisions")
+def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, tags_all: TagsArg = None) -> Any:
+    return decisions.get_decisions(call.store, limit=limit, tags_any=tags_any, tags_all=tags_all)
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE,
+    "Record a progress entry (task). status is free text; common: TODO, IN_PROGRESS, DONE, BLOCKED. "
+    "parent_id nests it under another entry.",
+    write=True,
+)
+def log_progress(call: Call, status: str, description: str, parent_id: IdArg | None = None) -> Json:
+    return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE_IDEMPOTENT,
+    "Change the status, description or parent of a progress entry; parent_id=0 moves it to the top level.",
+    write=True,
+)
+def update_progress(
+    call: Call,
+    progress_id: IdArg,
+    status: str | None = None,
+    description: str | None = None,
+    parent_id: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None,
+) -> Json:
+    return progress.update_progress(
+        call.require_store(), progress_id, status=status, description=description, parent_id=parent_id
+    )
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "List progress entries, newest first, optionally by status or parent. tree=true returns them nested "
+    "under `children` instead: the subtree of parent_id, or every top-level entry.",
+    key="progress",
+)
+def get_progress(
+    call: Call, status: str | None = None, parent_id: IdArg | None = None, limit: LimitArg = 50, tree: bool = False
+) -> Any:
+    if tree:
+        return progress.get_progress_tree(call.store, root_id=parent_id, status=status)
+    return progress.get_progress(call.store, status=status, parent_id=parent_id, limit=limit)
+
+
+@CATALOG.tool(
+    "memory",
+    DELETE,
+    "Delete a progress entry with its links. An entry with children is refused unless cascade=true, "
+    "which deletes the whole subtree. Returns what was removed.",
+    write=True,
+)
+def delete_progress(call: Call, progress_id: IdArg, cascade: bool = False) -> Json:
+    return progress.delete_progress(call.require_store(), progress_id, cascade=cascade)
+
+
+@CATALOG.tool("memory", DELETE, "Delete a decision with its tags and links. Returns what was removed.", write=True)
+def delete_decision(call: Call, decision_id: IdArg) -> Json:
+    return decisions.delete_decision(call.require_store(), decision_id)
+
+
+@CATALOG.tool("memory", DELETE, "Delete the custom data under (category, key). Returns what was removed.", write=True)
+def delete_custom_data(call: Call, category: str, key: str) -> Json:
+    return custom_data.delete_custom_data(call.require_store(), category, key)
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE_IDEMPOTENT,
+    "Record a system pattern (a reusable way the project does something). Logging an existing name "
+    "(any case) updates that pattern.",
+    write=True,
+)
+def log_system_pattern(call: Call, name: str, description: str, tags: TagsArg = None) -> Json:
+    return patterns.log_system_pattern(call.require_store(), name, description, tags=tags)
+
+
+@CATALOG.tool("memory", READ, "List system patterns by name, optionally by tags.", key="system_patterns")
+def get_system_patterns(call: Call, tags_any: TagsArg = None, tags_all: TagsArg = None, limit: LimitArg = 50) -> Any:
+    return patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=limit)
+
+
+@CATALOG.tool(
+    "memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.", write=True
+)
+def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
+    return patterns.delete_system_pattern(call.require_store(), pattern_id)
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE_IDEMPOTENT,
+    "Store any JSON value under (category, key), replacing an existing one. The category "
+    "ProjectGlossary is the project glossary.",
+    write=True,
+)
+def log_custom_data(call: Call, category: str, key: str, value: Any) -> Json:
+    return custom_data.log_custom_data(call.require_store(), category, key, value)
+
+
+@CATALOG.tool("memory", READ, "Read custom data, optionally one category or one (category, key).", key="items")
+def get_custom_data(call: Call, category: str | None = None, key: str | None = None) -> Any:
+    return custom_data.get_custom_data(call.store, category=category, key=key)

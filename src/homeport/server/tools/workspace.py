@@ -1,0 +1,72 @@
+"""Workspace tools: pick a workspace for later calls, and ask where a call lands and why."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from homeport.server.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Needs
+from homeport.server.pipeline import Call
+from homeport.store import store_path_for
+
+__all__ = ["use_workspace", "where_am_i"]
+
+
+@CATALOG.tool(
+    "workspace",
+    WRITE_IDEMPOTENT,
+    "Choose the project for later calls. Returns a handle to pass as `workspace`; on clients with "
+    "sessions (2025-era) it also becomes this session's default.",
+    needs=Needs.WORKSPACE,
+)
+def use_workspace(
+    call: Call, workspace: Annotated[str, Field(description="The project's absolute path or file:// URI.")]
+) -> dict[str, Any]:
+    ws = call.workspace
+    assert ws is not None
+    handle = call.runtime.handles.mint(call.request.principal, ws.root, ws.client_roots)
+    return {
+        "handle": handle,
+        "root": str(ws.root),
+        "store": str(store_path_for(ws.root)),
+        "bound_to_session": call.request.bind_session(str(ws.root)),
+    }
+
+
+@CATALOG.tool(
+    "workspace",
+    READ,
+    "Say which workspace a call would use, from which source and why, what every source saw, the "
+    "store path, transport and protocol version. Call this first when unsure where memory goes.",
+    needs=Needs.WORKSPACE,
+    report_unresolved=True,
+)
+def where_am_i(call: Call) -> dict[str, Any]:
+    runtime, inputs = call.runtime, call.inputs
+    assert inputs is not None
+    remote = runtime.settings.transport == "http"
+    report: dict[str, Any] = {
+        "transport": runtime.settings.transport,
+        **call.request.describe(),
+        "principal": call.request.principal,
+        "declared_roots": list(inputs.roots) if inputs.roots is not None else None,
+        "roots_note": inputs.roots_note or None,
+        # An HTTP caller is told nothing of the server's own directory or environment.
+        "sources": [s.describe() for s in runtime.resolver.observe(inputs) if not (remote and s.hidden_remotely)],
+        "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
+    }
+    if call.workspace is None:
+        assert call.error is not None
+        return {**report, "workspace": None, "error": f"{call.error.message} [{call.error.code}]"}
+    ws = call.workspace
+    store = store_path_for(ws.root)
+    return {
+        **report,
+        "workspace": ws.describe(),
+        "root": str(ws.root),
+        "source": ws.source.value,
+        "why": ws.reason,
+        "store": str(store),
+        "store_exists": store.exists(),
+    }

@@ -1,0 +1,107 @@
+"""Real MCP clients for the routing tests: in memory (the stdio server's code) and Streamable HTTP on uvicorn.
+
+Each driver answers `call(tool, arguments, header=..., query=...)` with the tool's result; the
+HTTP driver sets the `X-Workspace-Id` header and `?project_path=` of each request from a hook, so
+one client can vary them call by call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import uvicorn
+from mcp import Client, types
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import FileUrl
+
+from homeport.server import ServeSettings, build_http_app, build_runtime, build_server
+
+
+def roots_callback(paths: Sequence[Path] | None) -> Any:
+    if paths is None:
+        return None
+
+    async def list_roots(_ctx: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(p.as_uri())) for p in paths])
+
+    return list_roots
+
+
+class ThreadedUvicorn:
+    """uvicorn serving `app` on 127.0.0.1 from a thread of this process (a real socket, real HTTP)."""
+
+    def __init__(self, app: Any) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> ThreadedUvicorn:
+        self.thread.start()
+        started = threading.Event()
+        for _ in range(1000):
+            if self.server.started:
+                started.set()
+                break
+            self.thread.join(0.01)
+        assert started.is_set(), "uvicorn did not start"
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+class Driver:
+    def __init__(self, client: Client, per_call: dict[str, str | None] | None = None) -> None:
+        self.client = client
+        self.per_call = per_call
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, header: str | None = None, query: str | None = None
+    ) -> types.CallToolResult:
+        if self.per_call is not None:
+            self.per_call["header"], self.per_call["query"] = header, query
+        return await self.client.call_tool(tool, arguments)
+
+
+@contextlib.asynccontextmanager
+async def connect(settings: ServeSettings, *, era: str, roots: Sequence[Path] | None) -> AsyncIterator[Driver]:
+    """A client of a server built from `settings`, in memory for stdio and over real HTTP for http."""
+    runtime = build_runtime(settings)
+    try:
+        server = build_server(runtime)
+        if settings.transport == "stdio":
+            async with Client(server, mode=era, list_roots_callback=roots_callback(roots)) as client:  # type: ignore[arg-type]
+                yield Driver(client)
+            return
+        per_call: dict[str, str | None] = {"header": None, "query": None}
+
+        async def apply(request: httpx2.Request) -> None:
+            if per_call["header"] is not None:
+                request.headers["X-Workspace-Id"] = per_call["header"]
+            if per_call["query"] is not None:
+                request.url = request.url.copy_set_param("project_path", per_call["query"])
+
+        with ThreadedUvicorn(build_http_app(server, runtime)) as http_server:
+            url = f"http://127.0.0.1:{http_server.port}/mcp"
+            async with (
+                httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=60), event_hooks={"request": [apply]}) as http,
+                Client(
+                    streamable_http_client(url, http_client=http),  # type: ignore[arg-type]
+                    mode=era,
+                    list_roots_callback=roots_callback(roots),
+                ) as client,
+            ):
+                yield Driver(client, per_call)
+    finally:
+        runtime.close()
