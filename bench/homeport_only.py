@@ -10,7 +10,10 @@ Four sections (choose with --only; all by default):
   routing     cost per call by workspace source. In-process (`Client(server)` on
               build_runtime/build_server): argument, config (--workspace), cwd, handle
               (use_workspace), session (legacy connection), roots (2026-07-28: fetched every call;
-              legacy: cached per connection). Over HTTP (one client): argument, header, query.
+              legacy: cached per connection), and argument, handle and config from a client that
+              declared roots (they bound every source: a round trip per call on 2026-07-28 unless
+              the call passes a handle, one per connection on legacy). Over HTTP (one client):
+              argument, header, query.
               Plus the resolver alone (no MCP) per source, in microseconds.
   workspaces  one in-process server, W workspaces (default 10,000) touched round-robin (a write
               to each, then a read of each) against the same calls on a single workspace: p50/p95,
@@ -295,6 +298,14 @@ async def section_routing(args: argparse.Namespace, root: Path) -> dict[str, Any
         ("cwd", {"cwd": ws}, {}, None),
         ("roots (2026-07-28: fetched every call)", {}, {"list_roots_callback": roots_cb}, None),
         ("roots (legacy: cached per connection)", {}, {"mode": "legacy", "list_roots_callback": roots_cb}, None),
+        # Declared roots bound every source: what naming the workspace costs when the client has roots.
+        ("argument (legacy)", {}, {"mode": "legacy"}, str(ws)),
+        ("argument + roots declared (legacy)", {}, {"mode": "legacy", "list_roots_callback": roots_cb}, str(ws)),
+        ("argument + roots declared (2026-07-28)", {}, {"list_roots_callback": roots_cb}, str(ws)),
+        ("handle + roots declared (2026-07-28)", {}, {"list_roots_callback": roots_cb}, "handle"),
+        ("config + roots declared (legacy)", {"workspace": str(ws)}, {"mode": "legacy", "list_roots_callback": roots_cb},
+         None),
+        ("config + roots declared (2026-07-28)", {"workspace": str(ws)}, {"list_roots_callback": roots_cb}, None),
     ]
     for label, settings, client_kwargs, arg in cases:
         runtime, srv = in_process_server(transport="stdio", **settings)

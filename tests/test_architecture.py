@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md section 3, enforced on the imports of every module."""
+"""The layers of docs/architecture.md, enforced on the imports of every module."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def _cases() -> list[tuple[str, str, Caller, Folder, str, str, bool]]:
 
 
 def allowed_by_rules(caller: Caller, folder: Folder, scope: str, action: str) -> bool:
-    """The rules of DESIGN.md section 5, restated without the table."""
+    """The file-area rules of docs/architecture.md, restated without the table."""
     if caller.org != folder.org:
         return False
     own = (folder.owner_kind == "agent" and folder.owner_id == caller.agent_id) or (

@@ -1,4 +1,4 @@
-"""The places a workspace can come from, in the order they are tried (DESIGN.md section 2)."""
+"""The places a workspace can come from, in the order they are tried (docs/architecture.md)."""
 
 from __future__ import annotations
 

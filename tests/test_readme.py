@@ -1,0 +1,36 @@
+"""Figures and tables the README shows are the code's, not a copy that drifts."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool_list_size_module():
+    spec = importlib.util.spec_from_file_location("tool_list_size", ROOT / "bench" / "tool_list_size.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tool_list_size_table_is_what_the_bench_script_measures():
+    bench = _tool_list_size_module()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = dict(
+        (name, (int(count), int(chars.replace(",", ""))))
+        for name, count, chars in re.findall(
+            r"^\| (all|workspace|memory|files|db) \| (\d+) \| ([\d,]+) \|$", readme, re.M
+        )
+    )
+    from homeport.server import TOOL_GROUPS
+
+    measured = {"all": anyio.run(bench.size_of, tuple(TOOL_GROUPS))}
+    for group in TOOL_GROUPS:
+        measured[group] = anyio.run(bench.size_of, (group,))
+    assert rows == measured
