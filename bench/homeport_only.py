@@ -104,8 +104,13 @@ async def mixed_op(client: Any, k: int, workspace: str | None = None) -> None:
 
 
 def stats(lat_ms: list[float]) -> dict[str, float]:
-    return {"n": len(lat_ms), "p50": percentile(lat_ms, 50), "p95": percentile(lat_ms, 95),
-            "p99": percentile(lat_ms, 99), "max": max(lat_ms) if lat_ms else float("nan")}
+    return {
+        "n": len(lat_ms),
+        "p50": percentile(lat_ms, 50),
+        "p95": percentile(lat_ms, 95),
+        "p99": percentile(lat_ms, 99),
+        "max": max(lat_ms) if lat_ms else float("nan"),
+    }
 
 
 def free_port() -> int:
@@ -117,12 +122,14 @@ def free_port() -> int:
 def serve_settings(**kwargs: Any) -> Any:
     """ServeSettings with only the fields this Homeport version has (the settings grow over time)."""
     from homeport.server import ServeSettings
+
     names = {f.name for f in fields(ServeSettings)}
     return ServeSettings(**{k: v for k, v in kwargs.items() if k in names})
 
 
 def in_process_server(**settings: Any) -> tuple[Any, Any]:
     from homeport.server import build_runtime, build_server
+
     runtime = build_runtime(serve_settings(**settings))
     return runtime, build_server(runtime)
 
@@ -138,8 +145,9 @@ class HttpServer:
     def __enter__(self) -> HttpServer:
         self._log = open(self.log, "w")
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env={**os.environ, **(self.env or {})})
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(self.env or {})}
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -206,9 +214,16 @@ async def http_level(url: str, clients: int, total_calls: int, headers: dict[str
         hz = os.sysconf("SC_CLK_TCK")
         server_cores = (process_jiffies(pid) - server_j0) / hz / wall
         client_cores = (process_jiffies("self") - self_j0) / hz / wall
-    return {"clients": clients, "calls": len(lat), "wall_s": wall, "cps": len(lat) / wall, **stats(lat),
-            "server_cores": server_cores, "client_cores": client_cores,
-            "server_hwm_mb": (proc_status_kb(pid, "VmHWM") or 0) / 1024}
+    return {
+        "clients": clients,
+        "calls": len(lat),
+        "wall_s": wall,
+        "cps": len(lat) / wall,
+        **stats(lat),
+        "server_cores": server_cores,
+        "client_cores": client_cores,
+        "server_hwm_mb": (proc_status_kb(pid, "VmHWM") or 0) / 1024,
+    }
 
 
 async def section_http(args: argparse.Namespace, root: Path) -> dict[str, Any]:
@@ -217,18 +232,24 @@ async def section_http(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     ws.mkdir()
     for name, cmd in (
         ("homeport", [*HOMEPORT_CMD, "serve", "--http", "--port", "{port}", "--allow-root", str(root)]),
-        ("echo", [sys.executable, str(BENCH / "servers" / "echo_server.py"), "--http", "{port}",
-                  "--workspace", str(ws)]),
+        (
+            "echo",
+            [sys.executable, str(BENCH / "servers" / "echo_server.py"), "--http", "{port}", "--workspace", str(ws)],
+        ),
     ):
         port = free_port()
         wait_until_quiet(max_wait=args.quiet_wait) if args.quiet_wait else None
-        with HttpServer([c.replace("{port}", str(port)) for c in cmd], port, root, root / f"{name}-http.log",
-                        env={"HOMEPORT_DATA_DIR": str(root / "homeport-data")}) as server:
+        with HttpServer(
+            [c.replace("{port}", str(port)) for c in cmd],
+            port,
+            root,
+            root / f"{name}-http.log",
+            env={"HOMEPORT_DATA_DIR": str(root / "homeport-data")},
+        ) as server:
             out[f"{name}_startup_s"] = server.startup_s
             for level in args.http_clients:
                 print(f"  http {name}: {level} client(s), {args.http_calls} calls", flush=True)
-                res = await http_level(server.url, level, args.http_calls, {"X-Workspace-Id": str(ws)},
-                                       server.proc.pid)
+                res = await http_level(server.url, level, args.http_calls, {"X-Workspace-Id": str(ws)}, server.proc.pid)
                 out["levels" if name == "homeport" else "floor_levels"][level] = res
             if name == "homeport":
                 out["routing_http"] = await http_routing(server.url, ws, args.routing_calls)
@@ -238,8 +259,11 @@ async def section_http(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 async def http_routing(url: str, ws: Path, n: int) -> dict[str, Any]:
     """One client: the same read with the workspace as argument, header, and query parameter."""
     res: dict[str, Any] = {}
-    variants = {"argument (HTTP)": (url, {}, str(ws)), "header (HTTP)": (url, {"X-Workspace-Id": str(ws)}, None),
-                "query (HTTP)": (f"{url}?project_path={ws}", {}, None)}
+    variants = {
+        "argument (HTTP)": (url, {}, str(ws)),
+        "header (HTTP)": (url, {"X-Workspace-Id": str(ws)}, None),
+        "query (HTTP)": (f"{url}?project_path={ws}", {}, None),
+    }
     for label, (u, headers, arg) in variants.items():
         client, http = http_client(u, headers)
         async with http, client as c:
@@ -303,8 +327,12 @@ async def section_routing(args: argparse.Namespace, root: Path) -> dict[str, Any
         ("argument + roots declared (legacy)", {}, {"mode": "legacy", "list_roots_callback": roots_cb}, str(ws)),
         ("argument + roots declared (2026-07-28)", {}, {"list_roots_callback": roots_cb}, str(ws)),
         ("handle + roots declared (2026-07-28)", {}, {"list_roots_callback": roots_cb}, "handle"),
-        ("config + roots declared (legacy)", {"workspace": str(ws)}, {"mode": "legacy", "list_roots_callback": roots_cb},
-         None),
+        (
+            "config + roots declared (legacy)",
+            {"workspace": str(ws)},
+            {"mode": "legacy", "list_roots_callback": roots_cb},
+            None,
+        ),
         ("config + roots declared (2026-07-28)", {"workspace": str(ws)}, {"list_roots_callback": roots_cb}, None),
     ]
     for label, settings, client_kwargs, arg in cases:
@@ -315,8 +343,9 @@ async def section_routing(args: argparse.Namespace, root: Path) -> dict[str, Any
                     r = _check(await c.call_tool("use_workspace", {"workspace": str(ws)}), "use_workspace")
                     handle = (r.structured_content or json.loads(r.content[0].text))["handle"]
                     arg = handle if arg == "handle" else None
-                probe = await c.call_tool("get_custom_data", {"category": "bench", "key": "k",
-                                                              **({"workspace": arg} if arg else {})})
+                probe = await c.call_tool(
+                    "get_custom_data", {"category": "bench", "key": "k", **({"workspace": arg} if arg else {})}
+                )
                 data = probe.structured_content or json.loads(probe.content[0].text)
                 source = (data.get("workspace") or {}).get("source")
                 lat = await timed_reads(c, n, arg)
@@ -330,8 +359,12 @@ async def section_routing(args: argparse.Namespace, root: Path) -> dict[str, Any
     runtime, _ = in_process_server(transport="stdio", cwd=ws)
     handle = runtime.handles.mint("local", ws)
     resolver = runtime.resolver
-    inputs = {"argument": CallInputs(argument=str(ws)), "handle": CallInputs(argument=handle),
-              "roots": CallInputs(roots=[ws.as_uri()]), "cwd": CallInputs()}
+    inputs = {
+        "argument": CallInputs(argument=str(ws)),
+        "handle": CallInputs(argument=handle),
+        "roots": CallInputs(roots=[ws.as_uri()]),
+        "cwd": CallInputs(),
+    }
     runtime_cfg, _ = in_process_server(transport="stdio", workspace=str(ws))
     for label, call in inputs.items():
         out["resolver_us"][label] = _time_resolver(resolver, call)
@@ -451,10 +484,50 @@ async def section_workspaces(args: argparse.Namespace, root: Path) -> dict[str, 
 
 
 def _vocabulary(size: int, rng: random.Random) -> list[str]:
-    syll = ["ka", "lo", "mi", "ren", "tas", "vo", "qui", "ber", "dun", "sel", "pra", "gor", "zin", "ux",
-            "fal", "hem", "jor", "nik", "ost", "wey"]
-    tech = ["sqlite", "cache", "deploy", "auth", "schema", "queue", "token", "index", "migration", "search",
-            "latency", "billing", "session", "webhook", "retry", "tenant", "invoice", "export", "backup", "locale"]
+    syll = [
+        "ka",
+        "lo",
+        "mi",
+        "ren",
+        "tas",
+        "vo",
+        "qui",
+        "ber",
+        "dun",
+        "sel",
+        "pra",
+        "gor",
+        "zin",
+        "ux",
+        "fal",
+        "hem",
+        "jor",
+        "nik",
+        "ost",
+        "wey",
+    ]
+    tech = [
+        "sqlite",
+        "cache",
+        "deploy",
+        "auth",
+        "schema",
+        "queue",
+        "token",
+        "index",
+        "migration",
+        "search",
+        "latency",
+        "billing",
+        "session",
+        "webhook",
+        "retry",
+        "tenant",
+        "invoice",
+        "export",
+        "backup",
+        "locale",
+    ]
     words = set(tech)
     out = list(tech)
     while len(out) < size:
@@ -482,12 +555,15 @@ class Corpus:
 
     def words(self, n: int) -> list[str]:
         import bisect
+
         return [self.vocab[min(bisect.bisect_left(self.cum, self.rng.random()), len(self.vocab) - 1)] for _ in range(n)]
 
     def item(self) -> dict[str, Any]:
-        return {"summary": " ".join(self.words(self.rng.randint(6, 10))).capitalize(),
-                "rationale": " ".join(self.words(self.rng.randint(15, 30))) + ".",
-                "tags": self.words(2)}
+        return {
+            "summary": " ".join(self.words(self.rng.randint(6, 10))).capitalize(),
+            "rationale": " ".join(self.words(self.rng.randint(15, 30))) + ".",
+            "tags": self.words(2),
+        }
 
     def queries(self) -> dict[str, list[str]]:
         v = self.vocab
@@ -512,6 +588,7 @@ def _seed(store: Any, corpus: Corpus, count: int, already: int) -> float:
     """
     from homeport.store import decisions
     from homeport.store import search as search_mod
+
     t0 = time.perf_counter()
     k = already
     while k < min(count, 200):
@@ -539,6 +616,7 @@ def _seed(store: Any, corpus: Corpus, count: int, already: int) -> float:
 def _write_latency(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
     """decisions.log_decision at the store's current size (each call adds one item)."""
     from homeport.store import decisions
+
     lat = []
     for _ in range(n):
         t = time.perf_counter()
@@ -568,8 +646,14 @@ async def section_search(args: argparse.Namespace, root: Path) -> dict[str, Any]
                 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 indexed = con.execute("SELECT count(*) FROM search_index WHERE item_type = 'decision'").fetchone()[0]
             print(f"  search: {size:,} items (seeded in {seed_s:.1f} s)", flush=True)
-            res: dict[str, Any] = {"seed_s": seed_s, "indexed": indexed, "write": write,
-                                   "db_mb": store_path_for(ws).stat().st_size / 1024 / 1024, "store": {}, "tool": {}}
+            res: dict[str, Any] = {
+                "seed_s": seed_s,
+                "indexed": indexed,
+                "write": write,
+                "db_mb": store_path_for(ws).stat().st_size / 1024 / 1024,
+                "store": {},
+                "tool": {},
+            }
             all_store, all_tool = [], []
             async with Client(srv) as c:
                 for cls, qs in queries.items():
@@ -586,8 +670,11 @@ async def section_search(args: argparse.Namespace, root: Path) -> dict[str, Any]
                             t = time.perf_counter()
                             _check(await c.call_tool("search", {"query": q, "limit": 10}), "search")
                             lat_t.append((time.perf_counter() - t) * 1000)
-                    res["store"][cls] = {**stats(lat_s), "mean_hits": sum(hits) / max(1, len(hits)),
-                                         "matches": _matches(store_path_for(ws), qs)}
+                    res["store"][cls] = {
+                        **stats(lat_s),
+                        "mean_hits": sum(hits) / max(1, len(hits)),
+                        "matches": _matches(store_path_for(ws), qs),
+                    }
                     res["tool"][cls] = stats(lat_t)
                     all_store += lat_s
                     all_tool += lat_t
@@ -603,15 +690,20 @@ async def section_search(args: argparse.Namespace, root: Path) -> dict[str, Any]
 def _matches(db: Path, qs: list[str]) -> float:
     """Mean number of rows each query matches (how much bm25 has to rank)."""
     from homeport.store.search import plain_words
+
     counts = []
     with sqlite3.connect(db) as con:
         for q in qs:
             try:
-                counts.append(con.execute("SELECT count(*) FROM search_index WHERE search_index MATCH ?",
-                                          (q,)).fetchone()[0])
+                counts.append(
+                    con.execute("SELECT count(*) FROM search_index WHERE search_index MATCH ?", (q,)).fetchone()[0]
+                )
             except sqlite3.OperationalError:
-                counts.append(con.execute("SELECT count(*) FROM search_index WHERE search_index MATCH ?",
-                                          (plain_words(q),)).fetchone()[0])
+                counts.append(
+                    con.execute(
+                        "SELECT count(*) FROM search_index WHERE search_index MATCH ?", (plain_words(q),)
+                    ).fetchone()[0]
+                )
     return sum(counts) / max(1, len(counts))
 
 
@@ -620,37 +712,72 @@ def _matches(db: Path, qs: list[str]) -> float:
 
 
 def report(args: argparse.Namespace, res: dict[str, Any], machine: dict[str, str], started: str, elapsed: float) -> str:
-    o: list[str] = [f"# Homeport-only figures ({started})\n",
-                    f"Command: `python3 bench/homeport_only.py {' '.join(args.argv)}`".rstrip() + "  ",
-                    f"Run took {elapsed / 60:.1f} min.\n", "## Machine\n", machine_markdown(machine) + "\n"]
+    o: list[str] = [
+        f"# Homeport-only figures ({started})\n",
+        f"Command: `python3 bench/homeport_only.py {' '.join(args.argv)}`".rstrip() + "  ",
+        f"Run took {elapsed / 60:.1f} min.\n",
+        "## Machine\n",
+        machine_markdown(machine) + "\n",
+    ]
     verdicts: list[list[str]] = []
 
     if "http" in res:
         h = res["http"]
         o.append("## Streamable HTTP, concurrent clients\n")
-        o.append("Official client, one process for all clients (2026-07-28 protocol), workspace in the "
-                 "X-Workspace-Id header, mixed workload (write, read, search, set, get in turn). "
-                 f"{args.http_calls} calls per level. Server and client CPU in cores "
-                 f"(the machine has {os.cpu_count()}): when the client process is near a full core, "
-                 "the client, not the server, limits the rate. "
-                 f"Start-up to /healthz: Homeport {fmt(h.get('homeport_startup_s'))} s, echo floor "
-                 f"{fmt(h.get('echo_startup_s'))} s.\n")
+        o.append(
+            "Official client, one process for all clients (2026-07-28 protocol), workspace in the "
+            "X-Workspace-Id header, mixed workload (write, read, search, set, get in turn). "
+            f"{args.http_calls} calls per level. Server and client CPU in cores "
+            f"(the machine has {os.cpu_count()}): when the client process is near a full core, "
+            "the client, not the server, limits the rate. "
+            f"Start-up to /healthz: Homeport {fmt(h.get('homeport_startup_s'))} s, echo floor "
+            f"{fmt(h.get('echo_startup_s'))} s.\n"
+        )
         rows = []
         for level, r in h["levels"].items():
             f = h["floor_levels"].get(level, {})
-            rows.append([level, fmt(r["cps"]), fmt(r["p50"]), fmt(r["p95"]), fmt(r["server_cores"]),
-                         fmt(r["client_cores"]), fmt(f.get("cps")), fmt(f.get("p50")), fmt(f.get("p95")),
-                         f"{r['cps'] / f['cps']:.2f}×" if f else "–"])
-        o.append(md_table(["clients", "Homeport calls/s", "p50 (ms)", "p95 (ms)", "server CPU", "client CPU",
-                           "floor calls/s", "floor p50", "floor p95", "Homeport ÷ floor calls/s"], rows) + "\n")
+            rows.append(
+                [
+                    level,
+                    fmt(r["cps"]),
+                    fmt(r["p50"]),
+                    fmt(r["p95"]),
+                    fmt(r["server_cores"]),
+                    fmt(r["client_cores"]),
+                    fmt(f.get("cps")),
+                    fmt(f.get("p50")),
+                    fmt(f.get("p95")),
+                    f"{r['cps'] / f['cps']:.2f}×" if f else "–",
+                ]
+            )
+        o.append(
+            md_table(
+                [
+                    "clients",
+                    "Homeport calls/s",
+                    "p50 (ms)",
+                    "p95 (ms)",
+                    "server CPU",
+                    "client CPU",
+                    "floor calls/s",
+                    "floor p50",
+                    "floor p95",
+                    "Homeport ÷ floor calls/s",
+                ],
+                rows,
+            )
+            + "\n"
+        )
 
     if "routing" in res:
         r = res["routing"]
         o.append("## Routing cost by workspace source\n")
-        o.append(f"`get_custom_data` of one key (a small read, so routing dominates), {args.routing_calls} "
-                 "sequential calls per case after 20 warm-up calls. In-process cases use `Client(server)` "
-                 "(2026-07-28 unless marked legacy); HTTP cases go through `homeport serve --http` with one "
-                 "client. Δ is p50 minus the p50 of the cheapest Homeport source of the same transport.\n")
+        o.append(
+            f"`get_custom_data` of one key (a small read, so routing dominates), {args.routing_calls} "
+            "sequential calls per case after 20 warm-up calls. In-process cases use `Client(server)` "
+            "(2026-07-28 unless marked legacy); HTTP cases go through `homeport serve --http` with one "
+            "client. Δ is p50 minus the p50 of the cheapest Homeport source of the same transport.\n"
+        )
         e2e = dict(r["end_to_end"])
         e2e.update(res.get("http", {}).get("routing_http", {}))
         inproc = [v["p50"] for k, v in e2e.items() if "p50" in v and "HTTP" not in k and "floor" not in k]
@@ -663,49 +790,97 @@ def report(args: argparse.Namespace, res: dict[str, Any], machine: dict[str, str
             base = min(http) if "HTTP" in label else min(inproc) if inproc else v["p50"]
             delta = "" if "floor" in label else f"{v['p50'] - base:+.3f}"
             rows.append([label, fmt(v["p50"], 3), fmt(v["p95"], 3), delta, v.get("source", "–") or "–", ""])
-        o.append(md_table(["source", "p50 (ms)", "p95 (ms)", "Δ p50 (ms)", "reported source", "note"], rows,
-                          "lrrrll") + "\n")
+        o.append(
+            md_table(["source", "p50 (ms)", "p95 (ms)", "Δ p50 (ms)", "reported source", "note"], rows, "lrrrll") + "\n"
+        )
         o.append("The resolver alone (`WorkspaceResolver.resolve`, no MCP, no store), per call:\n")
-        o.append(md_table(["source", "p50 (µs)", "p95 (µs)"],
-                          [[k, fmt(v["p50"]), fmt(v["p95"])] for k, v in r["resolver_us"].items()]) + "\n")
+        o.append(
+            md_table(
+                ["source", "p50 (µs)", "p95 (µs)"],
+                [[k, fmt(v["p50"]), fmt(v["p95"])] for k, v in r["resolver_us"].items()],
+            )
+            + "\n"
+        )
 
     if "workspaces" in res:
         w = res["workspaces"]
         o.append(f"## {w['workspaces']:,} workspaces, round-robin, one in-process server\n")
-        o.append(f"A write to each workspace in turn, then a read of each (`log_decision` / `get_decisions` "
-                 f"limit 10, workspace as argument), against {w['single']['write']['n']:,} writes and as many "
-                 f"reads on one workspace. {w['first_touch_create']['n']:,} workspaces were created through the "
-                 f"API (first touch: store created and migrated); the other "
-                 f"{w['workspaces'] - w['first_touch_create']['n']:,} got a copy of a migrated empty store "
-                 f"({w['template_kb']:.0f} kB, seeding in {w['seed_s']:.1f} s, not measured). The store cache "
-                 f"keeps {w['open_stores']} stores open. RSS and fds are this process's (server and client).\n")
+        o.append(
+            f"A write to each workspace in turn, then a read of each (`log_decision` / `get_decisions` "
+            f"limit 10, workspace as argument), against {w['single']['write']['n']:,} writes and as many "
+            f"reads on one workspace. {w['first_touch_create']['n']:,} workspaces were created through the "
+            f"API (first touch: store created and migrated); the other "
+            f"{w['workspaces'] - w['first_touch_create']['n']:,} got a copy of a migrated empty store "
+            f"({w['template_kb']:.0f} kB, seeding in {w['seed_s']:.1f} s, not measured). The store cache "
+            f"keeps {w['open_stores']} stores open. RSS and fds are this process's (server and client).\n"
+        )
         rows = []
         for op in ("write", "read", "all"):
             s, rr = w["single"][op], w["round_robin"][op]
-            rows.append([op, fmt(s["p50"]), fmt(s["p95"]), fmt(rr["p50"]), fmt(rr["p95"]),
-                         f"{rr['p95'] / s['p95']:.2f}×"])
-        rows.append(["first touch (create + migrate)", "–", "–", fmt(w["first_touch_create"]["p50"]),
-                     fmt(w["first_touch_create"]["p95"]), "–"])
-        o.append(md_table(["calls", "single p50 (ms)", "single p95 (ms)", "round-robin p50 (ms)",
-                           "round-robin p95 (ms)", "p95 ratio"], rows) + "\n")
-        o.append(md_table(["open fds before", "max during", "at end", "after closing stores", "RSS at end (MB)",
-                           "peak RSS (MB)"],
-                          [[w["fds_before"], w["fds_max"], w["fds_end"], w["fds_after_close"], fmt(w["rss_mb"]),
-                            fmt(w["hwm_mb"])]]) + "\n")
+            rows.append(
+                [op, fmt(s["p50"]), fmt(s["p95"]), fmt(rr["p50"]), fmt(rr["p95"]), f"{rr['p95'] / s['p95']:.2f}×"]
+            )
+        rows.append(
+            [
+                "first touch (create + migrate)",
+                "–",
+                "–",
+                fmt(w["first_touch_create"]["p50"]),
+                fmt(w["first_touch_create"]["p95"]),
+                "–",
+            ]
+        )
+        o.append(
+            md_table(
+                [
+                    "calls",
+                    "single p50 (ms)",
+                    "single p95 (ms)",
+                    "round-robin p50 (ms)",
+                    "round-robin p95 (ms)",
+                    "p95 ratio",
+                ],
+                rows,
+            )
+            + "\n"
+        )
+        o.append(
+            md_table(
+                ["open fds before", "max during", "at end", "after closing stores", "RSS at end (MB)", "peak RSS (MB)"],
+                [
+                    [
+                        w["fds_before"],
+                        w["fds_max"],
+                        w["fds_end"],
+                        w["fds_after_close"],
+                        fmt(w["rss_mb"]),
+                        fmt(w["hwm_mb"]),
+                    ]
+                ],
+            )
+            + "\n"
+        )
         ratio_all = w["round_robin"]["all"]["p95"] / w["single"]["all"]["p95"]
-        verdicts.append([f"{w['workspaces']:,} workspaces: p95 ≤ 2× single-workspace p95",
-                         f"{ratio_all:.2f}× ({fmt(w['round_robin']['all']['p95'])} vs "
-                         f"{fmt(w['single']['all']['p95'])} ms)", "meets" if ratio_all <= 2 else "**misses**"])
-        verdicts.append(["open file descriptors < 300", f"max {w['fds_max']}",
-                         "meets" if w["fds_max"] < 300 else "**misses**"])
+        verdicts.append(
+            [
+                f"{w['workspaces']:,} workspaces: p95 ≤ 2× single-workspace p95",
+                f"{ratio_all:.2f}× ({fmt(w['round_robin']['all']['p95'])} vs {fmt(w['single']['all']['p95'])} ms)",
+                "meets" if ratio_all <= 2 else "**misses**",
+            ]
+        )
+        verdicts.append(
+            ["open file descriptors < 300", f"max {w['fds_max']}", "meets" if w["fds_max"] < 300 else "**misses**"]
+        )
 
     if "search" in res:
         s = res["search"]
         o.append("## Search at scale (one workspace, in-process)\n")
-        o.append("Decisions with Zipf-distributed words (5,000-word vocabulary, 21-40 words each), "
-                 "`limit` 10. `store` = `homeport.store.search.search` called directly; `tool` = the "
-                 f"`search` tool through an in-process `Client(server)`. {args.search_reps} rounds of each "
-                 "class's queries. Matches = rows the query matches (what bm25 must rank).\n")
+        o.append(
+            "Decisions with Zipf-distributed words (5,000-word vocabulary, 21-40 words each), "
+            "`limit` 10. `store` = `homeport.store.search.search` called directly; `tool` = the "
+            f"`search` tool through an in-process `Client(server)`. {args.search_reps} rounds of each "
+            "class's queries. Matches = rows the query matches (what bm25 must rank).\n"
+        )
         sizes = list(s["sizes"])
         classes = list(next(iter(s["sizes"].values()))["store"])
         rows = []
@@ -714,28 +889,54 @@ def report(args: argparse.Namespace, res: dict[str, Any], machine: dict[str, str
             for size in sizes:
                 st, tl = s["sizes"][size]["store"][cls], s["sizes"][size]["tool"][cls]
                 m = st.get("matches")
-                row += [f"{fmt(st['p50'])} / {fmt(st['p95'])}", f"{fmt(tl['p50'])} / {fmt(tl['p95'])}",
-                        fmt(m, 0) if m is not None else "–"]
+                row += [
+                    f"{fmt(st['p50'])} / {fmt(st['p95'])}",
+                    f"{fmt(tl['p50'])} / {fmt(tl['p95'])}",
+                    fmt(m, 0) if m is not None else "–",
+                ]
             rows.append(row)
         header = ["query class"]
         for size in sizes:
             header += [f"{size:,}: store p50 / p95 (ms)", f"{size:,}: tool p50 / p95 (ms)", f"{size:,}: matches"]
         o.append(md_table(header, rows) + "\n")
-        o.append(f"Store size, seeding time, and the cost of one more write (`decisions.log_decision`, "
-                 f"{args.write_probe} calls made as the last items of each size):\n")
-        o.append(md_table(["items", "indexed", "db (MB)", "seeding (s)", "write p50 (ms)", "write p95 (ms)"],
-                          [[f"{k:,}", f"{v['indexed']:,}", fmt(v["db_mb"]), fmt(v["seed_s"]),
-                            fmt(v["write"]["p50"]), fmt(v["write"]["p95"])]
-                           for k, v in s["sizes"].items()]) + "\n")
+        o.append(
+            f"Store size, seeding time, and the cost of one more write (`decisions.log_decision`, "
+            f"{args.write_probe} calls made as the last items of each size):\n"
+        )
+        o.append(
+            md_table(
+                ["items", "indexed", "db (MB)", "seeding (s)", "write p50 (ms)", "write p95 (ms)"],
+                [
+                    [
+                        f"{k:,}",
+                        f"{v['indexed']:,}",
+                        fmt(v["db_mb"]),
+                        fmt(v["seed_s"]),
+                        fmt(v["write"]["p50"]),
+                        fmt(v["write"]["p95"]),
+                    ]
+                    for k, v in s["sizes"].items()
+                ],
+            )
+            + "\n"
+        )
         big = max(sizes)
         st, tl = s["sizes"][big]["store"]["all queries"], s["sizes"][big]["tool"]["all queries"]
         worst = max((c for c in classes if c != "all queries"), key=lambda c: s["sizes"][big]["store"][c]["p95"])
-        verdicts.append([f"search at {big:,} items: p95 < 15 ms in-process (store function, all classes)",
-                         f"{fmt(st['p95'])} ms (worst class: {worst}, "
-                         f"{fmt(s['sizes'][big]['store'][worst]['p95'])} ms)",
-                         "meets" if st["p95"] < 15 else "**misses**"])
-        verdicts.append([f"search at {big:,} items: p95 < 15 ms through the in-process tool",
-                         f"{fmt(tl['p95'])} ms", "meets" if tl["p95"] < 15 else "**misses**"])
+        verdicts.append(
+            [
+                f"search at {big:,} items: p95 < 15 ms in-process (store function, all classes)",
+                f"{fmt(st['p95'])} ms (worst class: {worst}, {fmt(s['sizes'][big]['store'][worst]['p95'])} ms)",
+                "meets" if st["p95"] < 15 else "**misses**",
+            ]
+        )
+        verdicts.append(
+            [
+                f"search at {big:,} items: p95 < 15 ms through the in-process tool",
+                f"{fmt(tl['p95'])} ms",
+                "meets" if tl["p95"] < 15 else "**misses**",
+            ]
+        )
 
     if verdicts:
         o.append("## Targets (issue 6)\n")
@@ -747,32 +948,52 @@ def report(args: argparse.Namespace, res: dict[str, Any], machine: dict[str, str
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="bench/homeport_only.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Examples:\n  python3 bench/homeport_only.py --quick\n"
-                                       "  python3 bench/homeport_only.py\n"
-                                       "  python3 bench/homeport_only.py --only search "
-                                       "--search-sizes 1000,10000,100000\n")
-    p.add_argument("--quick", action="store_true",
-                   help="small sizes: 300 HTTP calls per level, 200 routing calls, 500 workspaces, search at 1k/10k")
+    p = argparse.ArgumentParser(
+        prog="bench/homeport_only.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n  python3 bench/homeport_only.py --quick\n"
+        "  python3 bench/homeport_only.py\n"
+        "  python3 bench/homeport_only.py --only search "
+        "--search-sizes 1000,10000,100000\n",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes: 300 HTTP calls per level, 200 routing calls, 500 workspaces, search at 1k/10k",
+    )
     p.add_argument("--only", default="http,routing,workspaces,search", help="sections to run (comma-separated)")
     p.add_argument("--http-clients", default="1,8,32", help="concurrency levels (default 1,8,32)")
-    p.add_argument("--http-calls", type=int, default=None,
-                   help="calls per concurrency level (default 1600; --quick 300)")
+    p.add_argument(
+        "--http-calls", type=int, default=None, help="calls per concurrency level (default 1600; --quick 300)"
+    )
     p.add_argument("--routing-calls", type=int, default=None, help="calls per routing case (default 1000; --quick 200)")
-    p.add_argument("--workspaces", type=int, default=None,
-                   help="workspaces touched round-robin (default 10000; --quick 500)")
-    p.add_argument("--create-sample", type=int, default=200,
-                   help="workspaces created through the API (timed first touch); the rest are seeded by "
-                        "copy (default 200)")
-    p.add_argument("--single-calls", type=int, default=2000,
-                   help="writes and reads on the single workspace (default 2000)")
+    p.add_argument(
+        "--workspaces", type=int, default=None, help="workspaces touched round-robin (default 10000; --quick 500)"
+    )
+    p.add_argument(
+        "--create-sample",
+        type=int,
+        default=200,
+        help="workspaces created through the API (timed first touch); the rest are seeded by copy (default 200)",
+    )
+    p.add_argument(
+        "--single-calls", type=int, default=2000, help="writes and reads on the single workspace (default 2000)"
+    )
     p.add_argument("--search-sizes", default=None, help="items (default 1000,10000,100000; --quick 1000,10000)")
     p.add_argument("--search-reps", type=int, default=None, help="rounds of each query class (default 10; --quick 3)")
-    p.add_argument("--write-probe", type=int, default=50,
-                   help="timed log_decision calls at each search size (the last items of that size; default 50)")
-    p.add_argument("--quiet-wait", type=float, default=120.0,
-                   help="wait up to this many seconds for other processes to go quiet before each section (0: no wait)")
+    p.add_argument(
+        "--write-probe",
+        type=int,
+        default=50,
+        help="timed log_decision calls at each search size (the last items of that size; default 50)",
+    )
+    p.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=120.0,
+        help="wait up to this many seconds for other processes to go quiet before each section (0: no wait)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
     args = p.parse_args(argv)
     args.argv = argv
@@ -793,8 +1014,12 @@ async def main_async(args: argparse.Namespace) -> int:
     machine = machine_description()
     res: dict[str, Any] = {"errors": []}
     root = Path(tempfile.mkdtemp(prefix="homeport-only-"))
-    sections = {"http": section_http, "routing": section_routing, "workspaces": section_workspaces,
-                "search": section_search}
+    sections = {
+        "http": section_http,
+        "routing": section_routing,
+        "workspaces": section_workspaces,
+        "search": section_search,
+    }
     try:
         for name in args.sections:
             if name not in sections:

@@ -91,10 +91,13 @@ async def test_stdio_servers_killed_mid_burst_keep_every_acknowledged_write(tmp_
         first = anyio.Event()
         with anyio.fail_after(60):
             try:
-                async with Client(params, mode="auto" if cycle % 2 else "legacy", read_timeout_seconds=10) as client:  # type: ignore[arg-type]
-                    async with anyio.create_task_group() as group:
-                        group.start_soon(burst, client, cycle, acked, first)
-                        group.start_soon(kill_after_first_ack, child_serving(str(root)), first, rng)
+                mode = "auto" if cycle % 2 else "legacy"
+                async with (
+                    Client(params, mode=mode, read_timeout_seconds=10) as client,  # type: ignore[arg-type]
+                    anyio.create_task_group() as group,
+                ):
+                    group.start_soon(burst, client, cycle, acked, first)
+                    group.start_soon(kill_after_first_ack, child_serving(str(root)), first, rng)
             except Exception:
                 pass  # the client notices its server died; what matters is what the store kept
         missing = acked - stored_keys(root)
@@ -117,10 +120,10 @@ async def test_http_servers_killed_mid_burst_keep_every_acknowledged_write(tmp_p
                             mode="auto" if cycle % 2 else "legacy",
                             read_timeout_seconds=10,
                         ) as client,
+                        anyio.create_task_group() as group,
                     ):
-                        async with anyio.create_task_group() as group:
-                            group.start_soon(burst, client, cycle, acked, first)
-                            group.start_soon(kill_after_first_ack, server.process.pid, first, rng)
+                        group.start_soon(burst, client, cycle, acked, first)
+                        group.start_soon(kill_after_first_ack, server.process.pid, first, rng)
                 except Exception:
                     pass
         missing = acked - stored_keys(root)
