@@ -112,3 +112,14 @@ async def test_a_misnamed_workspace_argument_is_refused_and_names_the_right_one(
         async with http(server.mcp_url, mode, headers={"X-Workspace-Id": str(alpha)}) as c:
             assert code(await c.call_tool("log_decision", {"summary": "x", "cwd": str(beta)})) == "unknown_argument"
     assert not store_file(alpha).exists() and not store_file(beta).exists()
+
+
+async def test_a_workspace_header_in_utf8_reaches_its_project_and_latin1_garbage_is_refused(tmp_path: Path) -> None:
+    cafe = make_project(tmp_path / "café")
+    with running_http_server(allow_root=tmp_path, cwd=tmp_path, log=tmp_path / "server.log") as server:
+        async with http(server.mcp_url, "auto", headers={"X-Workspace-Id": str(cafe).encode()}) as c:  # type: ignore[dict-item]
+            assert where(await c.call_tool("log_decision", {"summary": "x"})) == (str(cafe), "header")
+        latin1 = str(cafe).encode("latin-1")  # "é" as one byte: not UTF-8
+        async with http(server.mcp_url, "auto", headers={"X-Workspace-Id": latin1}) as c:  # type: ignore[dict-item]
+            result = await c.call_tool("log_decision", {"summary": "x"})
+            assert code(result) == "invalid_workspace" and "UTF-8" in result.content[0].text

@@ -7,7 +7,7 @@ persists there, as that protocol requires. State is also bound to the principal 
 
 Roots, when the client declares the capability, bound every call whatever named its workspace:
 
-- 2025 era with a session: asked once over the back-channel (at most `ROOTS_TIMEOUT_S`), cached
+- 2025 era with a session: asked once over the back-channel (at most `roots_timeout_seconds`), cached
   for the connection, dropped on `notifications/roots/list_changed`; a client that does not
   answer is remembered and the connection goes on as without roots.
 - 2026-07-28: there is no back-channel and no connection state, so a call answers with an
@@ -35,7 +35,7 @@ from homeport.errors import InvalidWorkspaceError
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
-__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "ROOTS_TIMEOUT_S", "McpRequest", "forget_roots"]
+__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "McpRequest", "forget_roots"]
 
 LOCAL_PRINCIPAL = "local"
 WORKSPACE_HEADER = "x-workspace-id"
@@ -46,7 +46,6 @@ _ROOTS_NOTE = "homeport.roots_note"
 _PRINCIPAL = "homeport.principal"
 # The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
 ROOTS_INPUT = "homeport.roots"
-ROOTS_TIMEOUT_S = 5.0
 _STATELESS_ERA = "2026-07-28"
 
 
@@ -142,13 +141,14 @@ class McpRequest:
             return dataclasses.replace(inputs, roots_note="declared, but this connection cannot carry roots/list")
         note = ""
         listed_roots: ListRootsResult | None = None
-        with anyio.move_on_after(ROOTS_TIMEOUT_S):
+        timeout = self.runtime.settings.roots_timeout_seconds
+        with anyio.move_on_after(timeout):
             try:
                 listed_roots = await self.ctx.session.list_roots()
             except MCPError as exc:
                 note = f"declared, but the client failed roots/list ({exc.error.message})"
         if listed_roots is None and not note:
-            note = f"declared, but the client did not answer roots/list within {ROOTS_TIMEOUT_S:g} s"
+            note = f"declared, but the client did not answer roots/list within {timeout:g} s"
         attached = _with_roots(inputs, listed_roots) if listed_roots is not None else inputs
         attached = dataclasses.replace(attached, roots_note=attached.roots_note or note)
         if self.has_session:

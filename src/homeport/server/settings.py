@@ -23,6 +23,8 @@ class ServeSettings:
     client_env: Mapping[str, str] = field(default_factory=dict)
     store_cache_size: int = 64  # open stores (about 3 file descriptors each); more are reopened on demand
     handle_ttl_seconds: float = 24 * 3600
+    # How long a 2025-era client gets to answer roots/list before the connection goes on without roots.
+    roots_timeout_seconds: float = 5.0
     tool_groups: tuple[str, ...] = ("workspace", "memory", "files", "db")
     # The process environment, for ${VAR} in project database URLs; only the CLI fills it.
     environ: Mapping[str, str] = field(default_factory=dict)
