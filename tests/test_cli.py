@@ -78,3 +78,34 @@ def test_serve_refuses_a_missing_allow_root(runner, tmp_path):
     result = runner.invoke(cli, ["serve", "--http", "--allow-root", str(tmp_path / "nope")])
     assert result.exit_code != 0
     assert "--allow-root" in result.output and "nope" in result.output
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        ["where", "--json", "../b"],
+        ["where", "--json", "-w", "../b"],
+        ["where", "--json", "-w", "~/b"],
+        ["where", "--json", "-w", "./../b/"],
+    ],
+)
+def test_cli_paths_are_resolved_against_the_shells_directory_and_home(runner, tmp_path, monkeypatch, how):
+    # A person types relative paths and `~`; only MCP arguments must be absolute.
+    home = tmp_path / "home"
+    for project in (home / "a", home / "b"):
+        (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(home / "a")
+    result = runner.invoke(cli, how)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["workspace"] == str((home / "b").resolve())
+
+
+def test_cli_relative_workspace_in_a_memory_command_writes_to_that_project(runner, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    for project in (home / "a", home / "b"):
+        (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(home / "a")
+    done = runner.invoke(cli, ["decisions", "add", "Use WAL", "-w", "../b", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["workspace"]["root"] == str((home / "b").resolve())
+    assert (home / "b" / ".homeport").is_dir() and not (home / "a" / ".homeport").exists()

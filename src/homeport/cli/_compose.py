@@ -21,6 +21,7 @@ __all__ = [
     "default_data_dir",
     "domain_errors",
     "serve_settings",
+    "shell_path",
     "tools_option",
     "workspace_options",
 ]
@@ -91,6 +92,20 @@ def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def shell_path(value: str | None) -> str | None:
+    """A path a person typed: `~` expanded and relative paths taken from the shell's directory.
+
+    Only the CLI does this. An MCP argument must be absolute, because a server's own directory
+    says nothing about where the calling agent works; a person at a shell means where they stand.
+    URIs (`file:///...`) are left as they are.
+    """
+    if value is None or not value.strip():
+        return None
+    if "://" in value:
+        return value
+    return os.path.abspath(os.path.expanduser(value))
+
+
 def serve_settings(
     *,
     transport: str,
@@ -106,14 +121,14 @@ def serve_settings(
     auth: bool = False,
 ) -> ServeSettings:
     cwd = Path(os.getcwd())
-    roots = tuple(Path(os.path.abspath(p)) for p in allow_roots)
+    roots = tuple(Path(os.path.abspath(os.path.expanduser(p))) for p in allow_roots)
     if transport == "http" and not roots:
         roots = (cwd,)
     return ServeSettings(
         transport=transport,  # type: ignore[arg-type]
         host=host,
         port=port,
-        workspace=workspace or None,
+        workspace=shell_path(workspace),
         allow_roots=roots,
         require_explicit_workspace=require_explicit_workspace,
         cwd=cwd,

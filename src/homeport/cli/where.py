@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from homeport.cli._compose import domain_errors, serve_settings, workspace_options
+from homeport.cli._compose import domain_errors, serve_settings, shell_path, workspace_options
 from homeport.server import build_runtime
 from homeport.store import store_path_for
 from homeport.workspace import CallInputs
@@ -30,7 +30,8 @@ def where(
 ) -> None:
     """Show the workspace a stdio call from here would use: root, source, store and why.
 
-    PATH plays the part of a tool's workspace argument; without it the server default
+    PATH plays the part of a tool's workspace argument (relative paths and ~ are taken from
+    here, as everywhere on the command line); without it the server default
     (--workspace, HOMEPORT_WORKSPACE), client hints (CLAUDE_PROJECT_DIR) and the current
     directory are tried, as `homeport serve` does.
     """
@@ -42,7 +43,7 @@ def where(
     )
     runtime = build_runtime(settings)
     try:
-        ws = runtime.resolve(CallInputs(argument=path), write=False)
+        ws = runtime.resolve(CallInputs(argument=shell_path(path)), write=False)
     finally:
         runtime.close()
     store = store_path_for(ws.root)
