@@ -32,6 +32,7 @@ def auth_server(tmp: Path) -> Iterator[tuple[HttpServer, dict[str, str]]]:
     directory.add_agent("acme", "carl", "data")
     directory.add_agent("acme", "lee")
     directory.set_leadership("acme", ["lee"])
+    directory.add_workspace_root("acme", str(tmp / "acme"))
     directory.add_organization("other")
     directory.add_agent("other", "zed")
     store = TokenStore(data / "tokens.json")
@@ -228,7 +229,21 @@ async def test_path_traversal_is_refused_over_the_wire(served):
 
 async def test_memory_tools_still_route_by_workspace_under_auth(served, tmp_path):
     server, _ = served
-    project = server.allow_root / "proj"
+    project = server.allow_root / "acme" / "proj"
     (project / ".git").mkdir(parents=True, exist_ok=True)
     r = await call(served, "ada", "log_decision", summary="authed", workspace=str(project))
     assert ok(r)["workspace"]["source"] == "argument"
+
+
+async def test_an_agent_may_not_use_a_workspace_outside_its_orgs_roots(served):
+    server, _ = served
+    outside = server.allow_root / "elsewhere"
+    (outside / ".git").mkdir(parents=True, exist_ok=True)
+    text = error_text(await call(served, "ada", "log_decision", summary="no", workspace=str(outside)))
+    assert "workspace_access_denied" in text
+    # Another organization without roots gets no workspace, not even acme's.
+    project = server.allow_root / "acme" / "proj"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    text = error_text(await call(served, "zed", "get_decisions", workspace=str(project)))
+    assert "workspace_access_denied" in text and "add-workspace-root other DIR" in text
+    assert not (outside / ".homeport").exists()
