@@ -247,3 +247,18 @@ async def test_an_agent_may_not_use_a_workspace_outside_its_orgs_roots(served):
     text = error_text(await call(served, "zed", "get_decisions", workspace=str(project)))
     assert "workspace_access_denied" in text and "add-workspace-root other DIR" in text
     assert not (outside / ".homeport").exists()
+
+
+async def test_a_token_file_broken_while_serving_answers_401_not_500(tmp_path):
+    with auth_server(tmp_path) as (server, tokens):
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {tokens['ada']}",
+        }
+        (tmp_path / "data" / "tokens.json").write_bytes(b"[" * 100_000)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            assert (await http.post(server.mcp_url, json=body, headers=headers)).status_code == 401
+        assert "Traceback" not in server.log_text()
+        assert "malformed" in server.log_text()
