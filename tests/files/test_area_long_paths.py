@@ -1,4 +1,5 @@
-"""Paths near the OS limits: refused on write past 4,096 bytes (or a 255-byte name); listing never breaks."""
+"""Paths near the OS limits and odd things on disk: refused on write past 4,096 bytes (or a 255-byte name),
+listing never breaks, and nothing on disk makes a call hang."""
 
 from __future__ import annotations
 
@@ -75,3 +76,13 @@ def test_listing_never_breaks_on_a_tree_deeper_than_the_os_path_limit(tmp_path: 
     entries = list_folder_entries(tmp_path, ORG, AGENT, "private", "", recursive=True)
     assert [e["path"] for e in entries][-1] == "/".join([*names, "leaf.txt"])
     assert len(entries) == 41
+
+
+def test_a_fifo_in_an_area_is_refused_at_once_instead_of_blocking_the_server(tmp_path: Path) -> None:
+    root = area_root(tmp_path, ORG, AGENT, "private")
+    root.mkdir(parents=True)
+    os.mkfifo(root / "pipe")
+    with pytest.raises(FileAreaError, match="not a regular file"):
+        read_file(tmp_path, ORG, AGENT, "private", "pipe")  # opened without O_NONBLOCK, this waited forever
+    assert file_info(tmp_path, ORG, AGENT, "private", "pipe")["sha256"] is None
+    assert [e["name"] for e in list_folder_entries(tmp_path, ORG, AGENT, "private")] == ["pipe"]
