@@ -57,3 +57,25 @@ def test_tokens_for_agents_outside_the_directory_are_refused(tmp_path):
 def test_serve_refuses_auth_over_stdio(tmp_path):
     result = run("serve", "--auth", "--data-dir", str(tmp_path))
     assert result.exit_code == 2 and "--http" in result.output
+
+
+def test_workspace_roots_are_granted_shown_and_removed(tmp_path, monkeypatch):
+    data = str(tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    run("directory", "add-org", "acme", "--data-dir", data)
+    assert run("directory", "add-workspace-root", "acme", "srv/acme", "--data-dir", data).exit_code == 0
+    added = run("directory", "add-workspace-root", "acme", "/srv/shared", "--read-only", "--data-dir", data)
+    assert added.exit_code == 0 and "read-only" in added.output
+    shown = json.loads(run("directory", "show", "--json", "--data-dir", data).output)
+    # A relative DIR is taken from where the command runs.
+    assert shown["workspace_roots"] == {
+        "acme": {"read_write": [str(tmp_path / "srv" / "acme")], "read_only": ["/srv/shared"]}
+    }
+    assert run("directory", "remove-workspace-root", "acme", "/srv/shared", "--data-dir", data).exit_code == 0
+    shown = json.loads(run("directory", "show", "--json", "--data-dir", data).output)
+    assert shown["workspace_roots"]["acme"]["read_only"] == []
+
+
+def test_a_workspace_root_for_an_unknown_org_is_one_line_naming_it(tmp_path):
+    result = run("directory", "add-workspace-root", "nope", "/srv/x", "--data-dir", str(tmp_path))
+    assert result.exit_code == 1 and "nope" in result.output and "Traceback" not in result.output

@@ -18,6 +18,7 @@ and the CLI into one line on stderr with a non-zero exit.
     │   ├── WorkspaceUnresolvedError   no source yielded a candidate
     │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
     ├── PermissionDeniedError          the policy refused an action (names the rule)
+    │   └── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
@@ -47,6 +48,7 @@ __all__ = [
     "QueryRejectedError",
     "StoreError",
     "UnknownArgumentError",
+    "WorkspaceAccessDeniedError",
     "WorkspaceContainsProjectsError",
     "WorkspaceDeniedError",
     "WorkspaceError",
@@ -106,6 +108,10 @@ class ExplicitWorkspaceRequired(WorkspaceError):
 
 class PermissionDeniedError(HomeportError):
     code = "permission_denied"
+
+
+class WorkspaceAccessDeniedError(PermissionDeniedError):
+    code = "workspace_access_denied"
 
 
 class StoreError(HomeportError):

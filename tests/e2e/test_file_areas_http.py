@@ -32,6 +32,7 @@ def auth_server(tmp: Path) -> Iterator[tuple[HttpServer, dict[str, str]]]:
     directory.add_agent("acme", "carl", "data")
     directory.add_agent("acme", "lee")
     directory.set_leadership("acme", ["lee"])
+    directory.add_workspace_root("acme", str(tmp / "acme"))
     directory.add_organization("other")
     directory.add_agent("other", "zed")
     store = TokenStore(data / "tokens.json")
@@ -228,7 +229,36 @@ async def test_path_traversal_is_refused_over_the_wire(served):
 
 async def test_memory_tools_still_route_by_workspace_under_auth(served, tmp_path):
     server, _ = served
-    project = server.allow_root / "proj"
+    project = server.allow_root / "acme" / "proj"
     (project / ".git").mkdir(parents=True, exist_ok=True)
     r = await call(served, "ada", "log_decision", summary="authed", workspace=str(project))
     assert ok(r)["workspace"]["source"] == "argument"
+
+
+async def test_an_agent_may_not_use_a_workspace_outside_its_orgs_roots(served):
+    server, _ = served
+    outside = server.allow_root / "elsewhere"
+    (outside / ".git").mkdir(parents=True, exist_ok=True)
+    text = error_text(await call(served, "ada", "log_decision", summary="no", workspace=str(outside)))
+    assert "workspace_access_denied" in text
+    # Another organization without roots gets no workspace, not even acme's.
+    project = server.allow_root / "acme" / "proj"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    text = error_text(await call(served, "zed", "get_decisions", workspace=str(project)))
+    assert "workspace_access_denied" in text and "add-workspace-root other DIR" in text
+    assert not (outside / ".homeport").exists()
+
+
+async def test_a_token_file_broken_while_serving_answers_401_not_500(tmp_path):
+    with auth_server(tmp_path) as (server, tokens):
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {tokens['ada']}",
+        }
+        (tmp_path / "data" / "tokens.json").write_bytes(b"[" * 100_000)
+        async with httpx2.AsyncClient(timeout=10) as http:
+            assert (await http.post(server.mcp_url, json=body, headers=headers)).status_code == 401
+        assert "Traceback" not in server.log_text()
+        assert "malformed" in server.log_text()

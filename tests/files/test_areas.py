@@ -320,6 +320,8 @@ def test_the_executor_runs_without_any_policy_for_other_callers(data_dir: Path) 
 def test_exports_are_pinned() -> None:
     assert sorted(areas.__all__) == [
         "DEFAULT_MAX_BYTES",
+        "MAX_NAME_BYTES",
+        "MAX_PATH_BYTES",
         "area_exists",
         "area_root",
         "delete_file",

@@ -235,4 +235,5 @@ def test_exports_are_pinned() -> None:
         "FolderOwner",
         "Organization",
         "check_id",
+        "check_workspace_root",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,30 @@ def _show(d: Directory, as_json: bool) -> None:
         for team in d.teams_of(org):
             if not any(r["team"] == team for r in rows if r["org"] == org):
                 rows.append({"org": org, "agent": None, "team": team, "leadership": False})
+    roots = {
+        org: {
+            "read_write": list(d.organization(org).workspace_roots),
+            "read_only": list(d.organization(org).read_only_workspace_roots),
+        }
+        for org in d.organizations
+    }
     if as_json:
-        click.echo(json.dumps({"organizations": list(d.organizations), "members": rows}, indent=2))
+        shown = {"organizations": list(d.organizations), "members": rows, "workspace_roots": roots}
+        click.echo(json.dumps(shown, indent=2))
         return
     table = Table("org", "agent", "team", "leadership")
     for r in rows:
         table.add_row(r["org"], r["agent"] or "-", r["team"] or "-", "yes" if r["leadership"] else "")
     Console().print(table)
+    grants = Table("org", "workspace root", "access")
+    for org, listed in roots.items():
+        for root in listed["read_write"]:
+            grants.add_row(org, root, "read-write")
+        for root in listed["read_only"]:
+            grants.add_row(org, root, "read-only")
+        if not listed["read_write"] and not listed["read_only"]:
+            grants.add_row(org, "-", "none under --auth")
+    Console().print(grants)
 
 
 @click.group()
@@ -49,6 +67,7 @@ def directory() -> None:
       homeport directory add-team acme platform
       homeport directory add-agent acme ada --team platform
       homeport directory set-leadership acme ada
+      homeport directory add-workspace-root acme /srv/acme
     """
 
 
@@ -107,6 +126,42 @@ def directory_set_leadership(
     """Set the organization's leadership (replaces the list; none clears it)."""
     _directory_file(data_dir, directory_file).set_leadership(org, agents)
     click.echo(f"leadership of {org}: {', '.join(agents) or '(none)'}")
+
+
+@directory.command("add-workspace-root")
+@click.argument("org")
+@click.argument("root", metavar="DIR")
+@click.option("--read-only", is_flag=True, help="Reads only: writes under DIR stay refused.")
+@data_dir_option
+@domain_errors
+def directory_add_workspace_root(
+    org: str, root: str, read_only: bool, data_dir: Path | None, directory_file: Path | None
+) -> None:
+    """Let the agents of ORG use workspaces inside DIR under `serve --http --auth`.
+
+    An organization without workspace roots may use no workspace; without --auth the local user
+    is bounded by --allow-root alone. A relative DIR is taken from the current directory.
+
+    \b
+    Example:
+      homeport directory add-workspace-root acme /srv/acme
+      homeport directory add-workspace-root acme /srv/shared --read-only
+    """
+    absolute = os.path.abspath(root)
+    _directory_file(data_dir, directory_file).add_workspace_root(org, absolute, read_only=read_only)
+    click.echo(f"agents of {org} may use workspaces inside {absolute}" + (" (read-only)" if read_only else ""))
+
+
+@directory.command("remove-workspace-root")
+@click.argument("org")
+@click.argument("root", metavar="DIR")
+@data_dir_option
+@domain_errors
+def directory_remove_workspace_root(org: str, root: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Stop granting ORG's agents the workspaces inside DIR (a running server sees it at once)."""
+    absolute = os.path.abspath(root)
+    _directory_file(data_dir, directory_file).remove_workspace_root(org, absolute)
+    click.echo(f"removed workspace root {absolute} of {org}")
 
 
 @click.group()

@@ -1,7 +1,8 @@
-"""Safe joins for file areas: from (data dir, org, folder id, scope, path) to a checked path.
+"""Paths of file areas: where an area lives, and a caller's path split into checked names.
 
 Private to `homeport.files`; `homeport.files.areas` re-exports the public names. No writes
-here, and the only I/O is ``realpath``/``lstat`` to see where a path really leads.
+here, and the only I/O is the ``lstat`` of `area_exists`; opening things inside an area is
+`homeport.files._dirfd`'s job.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ _SCOPES = ("private", "shared")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
 _HINT = "use a relative path inside the folder, like 'notes/today.md'"
+# The POSIX limits (Linux's PATH_MAX and NAME_MAX). Every OS call here takes a single name relative
+# to a directory descriptor, so neither limit binds the executor itself; they keep what is written
+# usable by every other tool that opens these files by path.
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
 
 PathLike = str | os.PathLike[str]
 
@@ -60,49 +66,32 @@ def parts_of(path: str, *, allow_empty: bool) -> tuple[str, ...]:
     if ".." in parts:
         raise FileAreaError(f"path {path!r} has a '..' component; {_HINT}")
     for part in parts:
-        if len(part.encode("utf-8")) > 255:
-            raise FileAreaError(f"path {path!r} has a name longer than 255 bytes; use shorter names")
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise FileAreaError(
+                f"path {path!r} has a name longer than {MAX_NAME_BYTES} bytes ({len(part.encode('utf-8')):,}), "
+                "the limit for one name; use shorter names"
+            )
     if not parts and not allow_empty:
         raise FileAreaError(f"path {path!r} names no file; {_HINT}")
     return parts
 
 
-def describe_area(org: str, folder_id: str, scope: str) -> str:
-    return f"the {scope} folder of {folder_id!r} (organization {org!r})"
-
-
-def checked_root(data_dir: PathLike, org: str, folder_id: str, scope: str) -> tuple[Path, Path]:
-    """The area root and its realpath; refuses an area whose own directories are symlinks."""
-    root = area_root(data_dir, org, folder_id, scope)
-    expected = Path(os.path.realpath(data_dir)) / "organizations" / org / "workspaces" / folder_id / scope
-    real_root = Path(os.path.realpath(root))
-    if real_root != expected:
-        area = describe_area(org, folder_id, scope)
-        raise FileAreaError(
-            f"{area} is reached through a symlink on disk ({root} -> {real_root}); file areas must be "
-            "real directories under the data directory, ask an operator to fix it"
-        )
-    return root, real_root
-
-
-def resolve_path(
-    data_dir: PathLike, org: str, folder_id: str, scope: str, path: str, *, allow_empty: bool = False
-) -> Path:
-    """The real path `path` names in the area, checked to stay inside it.
+def check_path_length(parts: tuple[str, ...], path: str) -> None:
+    """Refuse a path to write that is longer than `MAX_PATH_BYTES` (names are checked by `parts_of`).
 
     Raises:
-        FileAreaError: the path is malformed, or resolves (through a symlink) outside the area.
+        FileAreaError: the path, as '/'-joined components, is over the limit.
     """
-    parts = parts_of(path, allow_empty=allow_empty)
-    root, real_root = checked_root(data_dir, org, folder_id, scope)
-    real = Path(os.path.realpath(root.joinpath(*parts)))
-    # By components, after realpath: a string prefix test would let 'private-evil' pass as 'private'.
-    if not real.is_relative_to(real_root):
-        area = describe_area(org, folder_id, scope)
+    size = len("/".join(parts).encode("utf-8"))
+    if size > MAX_PATH_BYTES:
         raise FileAreaError(
-            f"path {path!r} in {area} leads outside the folder through a symlink; Homeport does not follow it"
+            f"path {path[:60]!r}... is {size:,} bytes, over the {MAX_PATH_BYTES:,}-byte limit for paths in file "
+            "areas; use fewer or shorter folder names"
         )
-    return real
+
+
+def describe_area(org: str, folder_id: str, scope: str) -> str:
+    return f"the {scope} folder of {folder_id!r} (organization {org!r})"
 
 
 def area_exists(data_dir: PathLike, org: str, folder_id: str, scope: str) -> bool:

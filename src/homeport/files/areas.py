@@ -6,11 +6,16 @@ other rules. Every function takes the area explicitly and never parses ids out o
 
 The guarantees, whoever calls:
 
-- a path is relative, uses ``/``, has no ``..``, NUL, control characters or backslashes;
-- what it resolves to (after symlinks) stays inside the area, compared by path components;
-- writes and deletes never go through a symlink: directories are walked one component at a
-  time with ``O_NOFOLLOW`` relative to the parent's descriptor, so a symlink swapped in midway
-  is refused too, and the file itself is replaced by ``rename`` of a temp file written beside it;
+- a path is relative, uses ``/``, has no ``..``, NUL, control characters or backslashes; a
+  written path is at most `MAX_PATH_BYTES` and each name at most `MAX_NAME_BYTES`;
+- nothing is opened by a path string: the area is opened from the data directory with
+  ``O_NOFOLLOW`` at every component and everything below it relative to its parent's descriptor
+  (`homeport.files._dirfd`), so a directory or file swapped for a symlink at any moment is
+  refused, never followed out of the area;
+- reads follow symlinks only while they stay inside the area (each link is read and resolved
+  from the area's descriptor); writes and deletes never go through a symlink, and a file is
+  replaced by ``rename`` of a temp file written beside it;
+- listing works on whatever is on disk, however deep, and never descends into a symlink;
 - content is capped (`DEFAULT_MAX_BYTES` unless the caller passes ``max_bytes``).
 
 POSIX only: it relies on ``dir_fd`` and ``O_NOFOLLOW``.
@@ -32,18 +37,31 @@ from pathlib import Path
 from typing import Any
 
 from homeport.errors import FileAreaError
+from homeport.files._dirfd import (
+    DIR_FLAGS,
+    FILE_FLAGS,
+    Location,
+    area_descriptor,
+    area_roots,
+    changed_message,
+    locate,
+    open_area,
+)
 from homeport.files._paths import (
+    MAX_NAME_BYTES,
+    MAX_PATH_BYTES,
     PathLike,
     area_exists,
     area_root,
-    checked_root,
+    check_path_length,
     describe_area,
     parts_of,
-    resolve_path,
 )
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
     "area_exists",
     "area_root",
     "delete_file",
@@ -56,7 +74,6 @@ __all__ = [
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 _TEMP_PREFIX = ".homeport-"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @contextlib.contextmanager
@@ -69,7 +86,49 @@ def _os_errors(action: str, path: str, where: str) -> Iterator[None]:
     except PermissionError as exc:
         raise FileAreaError(f"cannot {action} {path!r} in {where}: the server has no permission on disk") from exc
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileAreaError(changed_message(path, where)) from exc
         raise FileAreaError(f"cannot {action} {path!r} in {where}: {exc.strerror or exc}") from exc
+
+
+@contextlib.contextmanager
+def _located(
+    data_dir: PathLike, org: str, folder_id: str, scope: str, parts: tuple[str, ...], path: str
+) -> Iterator[Location]:
+    """Where `parts` leads in an existing area (symlinks inside it followed); closed afterwards."""
+    where = describe_area(org, folder_id, scope)
+    with area_descriptor(data_dir, org, folder_id, scope, create=False) as area_fd:
+        place = locate(area_fd, parts, roots=area_roots(data_dir, org, folder_id, scope), path=path, where=where)
+    try:
+        yield place
+    finally:
+        place.close()
+
+
+def resolve_path(
+    data_dir: PathLike, org: str, folder_id: str, scope: str, path: str, *, allow_empty: bool = False
+) -> Path:
+    """Where `path` leads in the area (symlinks inside it followed), checked to stay inside it.
+
+    The answer is a name for messages and tests; the operations never open it by this name.
+
+    Raises:
+        FileAreaError: the path is malformed, or leads (through a symlink) outside the area.
+    """
+    parts = parts_of(path, allow_empty=allow_empty)
+    root = area_root(data_dir, org, folder_id, scope)
+    area_fd = open_area(data_dir, org, folder_id, scope, create=False)
+    if area_fd is None:
+        return root.joinpath(*parts)
+    try:
+        where = describe_area(org, folder_id, scope)
+        place = locate(
+            area_fd, parts, roots=area_roots(data_dir, org, folder_id, scope), path=path, where=where, strict=False
+        )
+        place.close()
+    finally:
+        os.close(area_fd)
+    return root.joinpath(*place.parts)
 
 
 def _iso(timestamp: float) -> str:
@@ -82,16 +141,16 @@ def _too_large(size: int, max_bytes: int, path: str) -> FileAreaError:
     )
 
 
-def _open_parents(root: Path, parents: tuple[str, ...], *, create: bool, path: str, where: str) -> int:
-    """A descriptor of the file's directory, reached without following any symlink."""
-    fd = os.open(root, _DIR_FLAGS)
+def _open_parents(area_fd: int, parents: tuple[str, ...], *, create: bool, path: str, where: str) -> int:
+    """A descriptor of the file's directory, reached from the area without following any symlink."""
+    fd = os.dup(area_fd)
     try:
         for name in parents:
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o755, dir_fd=fd)
             try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
@@ -158,15 +217,15 @@ def write_file(
             an OS error (named).
     """
     parts = parts_of(path, allow_empty=False)
+    check_path_length(parts, path)
     data = _encode(content, encoding, path)
     if len(data) > max_bytes:
         raise _too_large(len(data), max_bytes, path)
     where = describe_area(org, folder_id, scope)
-    root, _ = checked_root(data_dir, org, folder_id, scope)
     name = parts[-1]
     with _os_errors("write", path, where):
-        root.mkdir(parents=True, exist_ok=True)
-        dir_fd = _open_parents(root, parts[:-1], create=True, path=path, where=where)
+        with area_descriptor(data_dir, org, folder_id, scope, create=True) as area_fd:
+            dir_fd = _open_parents(area_fd, parts[:-1], create=True, path=path, where=where)
         try:
             existed = _refuse_link_or_dir(dir_fd, name, path, where)
             # A short temp name: the target's own name may already be near the 255-byte limit.
@@ -211,11 +270,12 @@ def read_file(
     Raises:
         FileAreaError: bad path, outside the area, missing, a folder, or over `max_bytes`.
     """
-    real = resolve_path(data_dir, org, folder_id, scope, path)
+    parts = parts_of(path, allow_empty=False)
     where = describe_area(org, folder_id, scope)
-    with _os_errors("read", path, where):
-        # O_NOFOLLOW: the path was resolved above, so a symlink here was swapped in since.
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with _os_errors("read", path, where), _located(data_dir, org, folder_id, scope, parts, path) as place:
+        if place.name is None:
+            raise FileAreaError(f"{path!r} in {where} is a folder; list it, or pass the path of a file inside it")
+        fd = os.open(place.name, FILE_FLAGS, dir_fd=place.dir_fd)
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if stat.S_ISDIR(info.st_mode):
@@ -232,7 +292,7 @@ def read_file(
     except UnicodeDecodeError:
         content, encoding = base64.b64encode(data).decode("ascii"), "base64"
     return {
-        "path": "/".join(parts_of(path, allow_empty=False)),
+        "path": "/".join(parts),
         "content": content,
         "encoding": encoding,
         "size": len(data),
@@ -250,10 +310,10 @@ def delete_file(data_dir: PathLike, org: str, folder_id: str, scope: str, path: 
     """
     parts = parts_of(path, allow_empty=False)
     where = describe_area(org, folder_id, scope)
-    root, _ = checked_root(data_dir, org, folder_id, scope)
     name = parts[-1]
     with _os_errors("delete", path, where):
-        dir_fd = _open_parents(root, parts[:-1], create=False, path=path, where=where)
+        with area_descriptor(data_dir, org, folder_id, scope, create=False) as area_fd:
+            dir_fd = _open_parents(area_fd, parts[:-1], create=False, path=path, where=where)
         try:
             mode = os.lstat(name, dir_fd=dir_fd).st_mode
             if stat.S_ISLNK(mode):
@@ -278,18 +338,26 @@ def file_info(data_dir: PathLike, org: str, folder_id: str, scope: str, path: st
     Raises:
         FileAreaError: bad path, outside the area, or missing.
     """
-    real = resolve_path(data_dir, org, folder_id, scope, path, allow_empty=True)
-    with _os_errors("inspect", path, describe_area(org, folder_id, scope)):
-        info = os.stat(real)
-        digest = None
-        if stat.S_ISREG(info.st_mode):
-            sha = hashlib.sha256()
-            with os.fdopen(os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    sha.update(chunk)
-            digest = sha.hexdigest()
+    parts = parts_of(path, allow_empty=True)
+    where = describe_area(org, folder_id, scope)
+    with _os_errors("inspect", path, where), _located(data_dir, org, folder_id, scope, parts, path) as place:
+        if place.name is None:
+            info = os.fstat(place.dir_fd)
+            digest = None
+        else:
+            fd = os.open(place.name, FILE_FLAGS, dir_fd=place.dir_fd)
+            info = os.fstat(fd)
+            digest = None
+            if not stat.S_ISREG(info.st_mode):
+                os.close(fd)
+            else:
+                with os.fdopen(fd, "rb") as handle:
+                    sha = hashlib.sha256()
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        sha.update(chunk)
+                    digest = sha.hexdigest()
     return {
-        "path": "/".join(parts_of(path, allow_empty=True)),
+        "path": "/".join(parts),
         "size": info.st_size,
         "modified": _iso(info.st_mtime),
         "sha256": digest,
@@ -306,35 +374,85 @@ def list_folder_entries(
     Raises:
         FileAreaError: bad path, outside the area, missing, or not a folder.
     """
-    real = resolve_path(data_dir, org, folder_id, scope, path, allow_empty=True)
-    real_root = checked_root(data_dir, org, folder_id, scope)[1]
-    if real == real_root and not os.path.lexists(real):
-        return []
+    parts = parts_of(path, allow_empty=True)
     where = describe_area(org, folder_id, scope)
-    entries: list[dict[str, Any]] = []
     with _os_errors("list", path, where):
-        if not stat.S_ISDIR(os.stat(real).st_mode):
-            raise FileAreaError(f"{path!r} in {where} is a file, not a folder; read it, or list its parent folder")
-        # Symlinked folders are listed but never descended into: walk does not follow links.
-        walk = os.walk(real, onerror=_raise) if recursive else [(str(real), [], None)]
-        for directory, _, _ in walk:
-            with os.scandir(directory) as scan:
-                for entry in scan:
-                    if entry.name.startswith(_TEMP_PREFIX):
-                        continue  # an in-flight write, not a file yet
-                    info = entry.stat(follow_symlinks=False)
-                    entries.append(
-                        {
-                            "name": entry.name,
-                            "path": Path(entry.path).relative_to(real_root).as_posix(),
-                            "is_dir": stat.S_ISDIR(info.st_mode),
-                            "is_symlink": stat.S_ISLNK(info.st_mode),
-                            "size": info.st_size,
-                            "modified": _iso(info.st_mtime),
-                        }
-                    )
-    return sorted(entries, key=lambda e: e["path"])
+        area_fd = open_area(data_dir, org, folder_id, scope, create=False)
+    if area_fd is None and not parts:
+        return []  # an area not created yet
+    if area_fd is not None:
+        os.close(area_fd)
+    with _os_errors("list", path, where), _located(data_dir, org, folder_id, scope, parts, path) as place:
+        if place.name is None:
+            top = os.dup(place.dir_fd)
+        else:
+            try:
+                top = os.open(place.name, DIR_FLAGS, dir_fd=place.dir_fd)
+            except NotADirectoryError:
+                raise FileAreaError(
+                    f"{path!r} in {where} is a file, not a folder; read it, or list its parent folder"
+                ) from None
+        prefix = "".join(p + "/" for p in place.parts)
+    return sorted(_walk(top, prefix, recursive), key=lambda e: e["path"])
 
 
-def _raise(exc: OSError) -> None:
-    raise exc
+def _scan(fd: int) -> list[tuple[str, os.stat_result]]:
+    """Names and lstat of one directory; entries that vanish meanwhile are left out."""
+    found = []
+    with os.scandir(fd) as scan:
+        for entry in scan:
+            if entry.name.startswith(_TEMP_PREFIX):
+                continue  # an in-flight write, not a file yet
+            try:
+                found.append((entry.name, entry.stat(follow_symlinks=False)))
+            except OSError:
+                continue
+    return found
+
+
+def _walk(top: int, prefix: str, recursive: bool) -> list[dict[str, Any]]:
+    """Entries under the directory `top` (closed here), depth first, by descriptors only.
+
+    Never fails on what is on disk: a folder that vanishes, turns into a symlink, cannot be opened
+    or needs more descriptors than the process has is listed but not descended into.
+    """
+    entries: list[dict[str, Any]] = []
+    try:
+        frames = [(top, prefix, iter(_scan(top)))]
+    except BaseException:
+        os.close(top)
+        raise
+    try:
+        while frames:
+            fd, here, pending = frames[-1]
+            item = next(pending, None)
+            if item is None:
+                os.close(fd)
+                frames.pop()
+                continue
+            name, info = item
+            is_dir = stat.S_ISDIR(info.st_mode)
+            entries.append(
+                {
+                    "name": name,
+                    "path": here + name,
+                    "is_dir": is_dir,
+                    "is_symlink": stat.S_ISLNK(info.st_mode),
+                    "size": info.st_size,
+                    "modified": _iso(info.st_mtime),
+                }
+            )
+            if recursive and is_dir:
+                try:
+                    child = os.open(name, DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                try:
+                    frames.append((child, f"{here}{name}/", iter(_scan(child))))
+                except OSError:
+                    os.close(child)
+    except BaseException:
+        for fd, _, _ in frames:
+            os.close(fd)
+        raise
+    return entries

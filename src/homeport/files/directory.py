@@ -6,6 +6,8 @@ methods of `DirectoryFile` (under a lock, atomically). Format::
     [organizations.acme]
     leadership = ["ada"]            # agents of this organization; optional
     teams = ["data", "platform"]    # team ids; optional
+    workspace_roots = ["/srv/acme"] # workspaces its agents may use under --auth; optional
+    read_only_workspace_roots = ["/srv/shared"]  # ... for reads only; optional
 
     [organizations.acme.agents.ada]
     team = "platform"               # optional: an agent is in at most one team
@@ -16,7 +18,8 @@ Rules, checked on load and on every edit (a break raises `ConfigError` naming th
 ids are 1-64 characters of letters, digits, ``.``, ``_`` and ``-``, starting with a letter or a
 digit (they become directory names); an agent's team is one of its organization's teams; agent
 and team ids are unique within an organization (they share the ``workspaces/`` directory); an
-agent id is unique across all organizations; leadership names agents of the same organization.
+agent id is unique across all organizations; leadership names agents of the same organization;
+workspace roots are absolute paths without ``..``, each listed once (read-write or read-only).
 Edits rewrite the file in a canonical, sorted form, so comments are not kept.
 """
 
@@ -26,14 +29,14 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, Literal
 
 from homeport.errors import ConfigError, FileAreaError
 from homeport.files._atomic import locked, write_atomically
 
-__all__ = ["AgentRef", "Directory", "DirectoryFile", "FolderOwner", "Organization", "check_id"]
+__all__ = ["AgentRef", "Directory", "DirectoryFile", "FolderOwner", "Organization", "check_id", "check_workspace_root"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -77,6 +80,26 @@ class Organization:
     teams: tuple[str, ...] = ()
     agents: Mapping[str, str | None] = field(default_factory=dict)  # agent id -> team id or None
     leadership: tuple[str, ...] = ()
+    workspace_roots: tuple[str, ...] = ()  # absolute; its agents may use workspaces inside them
+    read_only_workspace_roots: tuple[str, ...] = ()
+
+
+def check_workspace_root(value: object, where: str = "workspace root") -> str:
+    """`value` as a normalised absolute path (no trailing slash).
+
+    Raises:
+        ConfigError: not a string, not absolute, has a '..' component or control characters.
+    """
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where} {value!r} is not a path; pass an absolute directory like /srv/acme")
+    if any(c < " " or c == "\x7f" for c in value):
+        raise ConfigError(f"{where} {value!r} contains control characters; pass an absolute directory like /srv/acme")
+    path = PurePosixPath(value)
+    if not path.is_absolute():
+        raise ConfigError(f"{where} {value!r} is not an absolute path; pass one like /srv/acme")
+    if ".." in path.parts:
+        raise ConfigError(f"{where} {value!r} has a '..' component; pass the directory it means")
+    return str(path)
 
 
 class Directory:
@@ -87,7 +110,12 @@ class Directory:
         # Frozen copies: a snapshot handed out must not change under its readers.
         self._orgs = {
             org.name: Organization(
-                org.name, tuple(org.teams), MappingProxyType(dict(org.agents)), tuple(org.leadership)
+                org.name,
+                tuple(org.teams),
+                MappingProxyType(dict(org.agents)),
+                tuple(org.leadership),
+                tuple(org.workspace_roots),
+                tuple(org.read_only_workspace_roots),
             )
             for org in organizations
         }
@@ -128,6 +156,15 @@ class Directory:
         for agent_id in org.leadership:
             if agent_id not in org.agents:
                 raise ConfigError(f"leadership names unknown agent {agent_id!r} {where}; add the agent first")
+        roots: dict[str, str] = {}
+        for kind, values in (("read-write", org.workspace_roots), ("read-only", org.read_only_workspace_roots)):
+            for value in values:
+                root = check_workspace_root(value, f"workspace root {where}")
+                if root in roots:
+                    if roots[root] == kind:
+                        raise ConfigError(f"workspace root {root!r} is listed twice {where}")
+                    raise ConfigError(f"workspace root {root!r} is both read-write and read-only {where}; keep one")
+                roots[root] = kind
 
     # Lookups -----------------------------------------------------------------------------
 
@@ -201,6 +238,41 @@ class Directory:
         """Raises: ConfigError: unknown `org`, or an agent not of `org`."""
         return self._replacing(replace(self.organization(org), leadership=tuple(agents)))
 
+    def with_workspace_root(self, org: str, root: str, *, read_only: bool = False) -> Directory:
+        """Grant `org`'s agents `root` (read-only when `read_only`); a read-only root granted
+        read-write moves to the read-write list.
+
+        Raises:
+            ConfigError: unknown `org`, an invalid path, or the root is already granted so.
+        """
+        current = self.organization(org)
+        root = check_workspace_root(root)
+        same, other = (
+            (current.read_only_workspace_roots, current.workspace_roots)
+            if read_only
+            else (current.workspace_roots, current.read_only_workspace_roots)
+        )
+        if root in same:
+            kind = "read-only" if read_only else "read-write"
+            raise ConfigError(f"{root} is already a {kind} workspace root of organization {org!r}")
+        same, other = (*same, root), tuple(r for r in other if r != root)
+        rw, ro = (other, same) if read_only else (same, other)
+        return self._replacing(replace(current, workspace_roots=rw, read_only_workspace_roots=ro))
+
+    def without_workspace_root(self, org: str, root: str) -> Directory:
+        """Raises: ConfigError: unknown `org`, or `root` is not one of its roots."""
+        current = self.organization(org)
+        root = check_workspace_root(root)
+        if root not in (*current.workspace_roots, *current.read_only_workspace_roots):
+            raise ConfigError(f"{root} is not a workspace root of organization {org!r}; `directory show` lists them")
+        return self._replacing(
+            replace(
+                current,
+                workspace_roots=tuple(r for r in current.workspace_roots if r != root),
+                read_only_workspace_roots=tuple(r for r in current.read_only_workspace_roots if r != root),
+            )
+        )
+
     def _replacing(self, org: Organization) -> Directory:
         return Directory([*(o for o in self._orgs.values() if o.name != org.name), org])
 
@@ -234,6 +306,10 @@ class Directory:
                 f"leadership = {_array(sorted(org.leadership))}",
                 f"teams = {_array(sorted(org.teams))}",
             ]
+            if org.workspace_roots:
+                lines.append(f"workspace_roots = {_array(org.workspace_roots)}")
+            if org.read_only_workspace_roots:
+                lines.append(f"read_only_workspace_roots = {_array(org.read_only_workspace_roots)}")
             for agent_id in sorted(org.agents):
                 lines += ["", f"[organizations.{_key(name)}.agents.{_key(agent_id)}]"]
                 team = org.agents[agent_id]
@@ -249,7 +325,7 @@ def _parse(data: dict[str, Any]) -> list[Organization]:
     for name, body in orgs.items():
         where = f"organizations.{name}"
         body = _table(body, where)
-        _only_keys(body, {"leadership", "teams", "agents"}, where)
+        _only_keys(body, {"leadership", "teams", "agents", "workspace_roots", "read_only_workspace_roots"}, where)
         agents: dict[str, str | None] = {}
         for agent_id, agent_body in _table(body.get("agents", {}), f"{where}.agents").items():
             agent_body = _table(agent_body, f"{where}.agents.{agent_id}")
@@ -264,9 +340,17 @@ def _parse(data: dict[str, Any]) -> list[Organization]:
                 teams=_strings(body.get("teams", []), f"{where}.teams"),
                 agents=agents,
                 leadership=_strings(body.get("leadership", []), f"{where}.leadership"),
+                workspace_roots=_roots(body.get("workspace_roots", []), f"{where}.workspace_roots"),
+                read_only_workspace_roots=_roots(
+                    body.get("read_only_workspace_roots", []), f"{where}.read_only_workspace_roots"
+                ),
             )
         )
     return result
+
+
+def _roots(value: object, where: str) -> tuple[str, ...]:
+    return tuple(check_workspace_root(v, f"{where} entry") for v in _strings(value, where))
 
 
 def _table(value: object, where: str) -> dict[str, Any]:
@@ -335,6 +419,14 @@ class DirectoryFile:
         """Raises: ConfigError: see `Directory.with_leadership`; the file is left unchanged."""
         agents = list(agents)
         return self._edit(lambda d: d.with_leadership(org, agents))
+
+    def add_workspace_root(self, org: str, root: str, *, read_only: bool = False) -> Directory:
+        """Raises: ConfigError: see `Directory.with_workspace_root`; the file is left unchanged."""
+        return self._edit(lambda d: d.with_workspace_root(org, root, read_only=read_only))
+
+    def remove_workspace_root(self, org: str, root: str) -> Directory:
+        """Raises: ConfigError: see `Directory.without_workspace_root`; the file is left unchanged."""
+        return self._edit(lambda d: d.without_workspace_root(org, root))
 
     def _edit(self, change: Callable[[Directory], Directory]) -> Directory:
         # Re-read under the lock so that concurrent edits from other processes are not lost.

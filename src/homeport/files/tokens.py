@@ -34,6 +34,11 @@ _FILE_MODE = 0o600
 _FORMAT_VERSION = 1
 
 
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -106,25 +111,43 @@ class TokenStore:
                 found = entry["agent_id"]
         return found
 
+    def check(self) -> None:
+        """Read the whole file once, so that a server with --auth refuses to start on a broken one.
+
+        A missing file is fine (it verifies nobody until the first `add`).
+
+        Raises:
+            ConfigError: the file is unreadable or malformed; the message names it and the fix.
+        """
+        self._read()
+
     def _read(self) -> builtins.list[dict[str, Any]]:
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise ConfigError(f"could not read token file {self.path}: {exc.strerror or exc}") from exc
-        try:
-            data = json.loads(raw)
-            entries = data["tokens"]
-            if data.get("version") != _FORMAT_VERSION or not isinstance(entries, list):
-                raise ValueError("unexpected version or shape")
-            for entry in entries:
-                if not all(isinstance(entry.get(k), str) for k in ("token_id", "agent_id", "sha256", "created_at")):
-                    raise ValueError(f"malformed entry {entry.get('token_id')!r}")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
-                f"token file {self.path} is malformed ({exc}); fix it or move it away and mint new tokens"
+                f"could not read token file {self.path}: {exc.strerror or exc}; make it a file the server "
+                "can read, or move it away and mint new tokens"
             ) from exc
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict) or data.get("version") != _FORMAT_VERSION:
+                raise ValueError(f"expected an object with version {_FORMAT_VERSION}")
+            entries = data.get("tokens")
+            if not isinstance(entries, list):
+                raise ValueError("'tokens' is not a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not all(
+                    isinstance(entry.get(k), str) for k in ("token_id", "agent_id", "sha256", "created_at")
+                ):
+                    raise ValueError("an entry lacks token_id, agent_id, sha256 or created_at")
+        # RecursionError: deeply nested JSON; UnicodeDecodeError is a ValueError.
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(
+                f"token file {self.path} is malformed ({_short(exc)}); fix it or move it away and mint new tokens"
+            ) from None
         return list(entries)
 
     def _write(self, entries: builtins.list[dict[str, Any]]) -> None:

@@ -63,9 +63,11 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     from homeport.files.tokens import TokenStore
     from homeport.server.auth import TokenStoreVerifier
 
+    tokens = TokenStore(settings.tokens_file)
+    tokens.check()  # a broken token file stops the start here, with one clear line
     base = f"http://{'[' + settings.host + ']' if ':' in settings.host else settings.host}:{settings.port}"
     return {
-        "token_verifier": TokenStoreVerifier(TokenStore(settings.tokens_file)),
+        "token_verifier": TokenStoreVerifier(tokens),
         "auth": AuthSettings(
             issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False
         ),

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+
 import anyio.to_thread
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
+from homeport.errors import ConfigError
 from homeport.files.tokens import TokenStore
 
 __all__ = ["TokenStoreVerifier"]
+
+logger = logging.getLogger(__name__)
 
 
 class TokenStoreVerifier(TokenVerifier):
@@ -15,7 +20,12 @@ class TokenStoreVerifier(TokenVerifier):
         self.tokens = tokens
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        agent = await anyio.to_thread.run_sync(self.tokens.verify, token)
+        try:
+            agent = await anyio.to_thread.run_sync(self.tokens.verify, token)
+        except ConfigError as exc:
+            # Fail closed: a token file broken after start verifies nobody (401), and says why in the log.
+            logger.error("refusing every token: %s", exc.message)
+            return None
         if agent is None:
             return None
         return AccessToken(token=token, client_id=agent, scopes=[], subject=agent)

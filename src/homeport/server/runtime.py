@@ -83,9 +83,9 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         ),
         handles,
     )
-    files = FileAreaService(
-        data_dir=data_dir, directory=DirectoryCache(settings.directory_file), max_bytes=settings.max_file_bytes
-    )
+    # One cache of the directory for file areas and workspace access: one reload per change.
+    directory = DirectoryCache(settings.directory_file)
+    files = FileAreaService(data_dir=data_dir, directory=directory, max_bytes=settings.max_file_bytes)
     return Runtime(
         settings=settings,
         resolver=resolver,
@@ -93,7 +93,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         stores=StoreCache(capacity=settings.store_cache_size),
         files=files,
         databases=ProjectDatabases(settings.environ),
-        access=WorkspaceAccess(),
+        access=WorkspaceAccess(directory, auth=settings.auth),
     )
 
 
