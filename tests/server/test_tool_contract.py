@@ -36,6 +36,7 @@ CONTRACT = {
     "batch_log_items": ["item_type", "items", "workspace"],
     "export": ["format", "output_dir", "workspace"],
     "import": ["input_dir", "mode", "workspace"],
+    "get_context": ["task", "budget_tokens", "workspace"],
     "list_folders": ["scope"],
     "list_files": ["folder_id", "scope", "path", "recursive"],
     "read_file_by_id": ["folder_id", "scope", "path"],
