@@ -11,7 +11,7 @@ from rich.json import JSON
 from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, when
-from homeport.cli.memory import Result, ToolCall, json_or_text, memory_tool, parse_json
+from homeport.cli.memory import Result, ToolCall, allow_secrets_option, json_or_text, memory_tool, parse_json
 from homeport.cli.task_context import show_task_context
 from homeport.store import custom_data as data_store
 from homeport.store import task_context as task_context_store
@@ -34,6 +34,7 @@ def data() -> None:
 @click.argument("category")
 @click.argument("key")
 @click.argument("value")
+@allow_secrets_option
 @memory_tool
 def data_set(call: ToolCall, category: str, key: str, value: str) -> None:
     """Store VALUE under CATEGORY and KEY, replacing what was there.
@@ -107,6 +108,7 @@ def glossary() -> None:
 @glossary.command("set")
 @click.argument("term")
 @click.argument("definition")
+@allow_secrets_option
 @memory_tool
 def glossary_set(call: ToolCall, term: str, definition: str) -> None:
     """Define TERM (replacing an earlier definition).
@@ -218,6 +220,7 @@ def context_show(call: ToolCall, kind: ContextKind) -> None:
 @context.command("set")
 @_KIND
 @click.argument("content", metavar="JSON", type=_JsonObject())
+@allow_secrets_option
 @memory_tool
 def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> None:
     """Replace the whole document with JSON (an object; `-` reads it from stdin).
@@ -232,6 +235,7 @@ def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> N
 @context.command("patch")
 @_KIND
 @click.argument("patch", metavar="JSON", type=_JsonObject())
+@allow_secrets_option
 @memory_tool
 def context_patch(call: ToolCall, kind: ContextKind, patch: dict[str, Any]) -> None:
     """Merge the keys of JSON into the document; a key set to "__DELETE__" is removed.
