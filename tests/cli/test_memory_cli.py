@@ -42,6 +42,7 @@ TOOL_COMMANDS = {
     "export": "export",
     "import": "import",
     "get_context": "context",
+    "import_from": "import-from",
 }
 LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete"})
 

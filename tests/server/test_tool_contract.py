@@ -46,6 +46,7 @@ CONTRACT = {
     "export": ["format", "output_dir", "workspace"],
     "import": ["input_dir", "mode", "allow_secrets", "workspace"],
     "get_context": ["task", "budget_tokens", "workspace"],
+    "import_from": ["kind", "source", "dry_run", "allow_secrets", "workspace"],
     "list_folders": ["scope"],
     "list_files": ["folder_id", "scope", "path", "recursive"],
     "read_file_by_id": ["folder_id", "scope", "path"],

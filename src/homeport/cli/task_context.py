@@ -41,7 +41,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     if items:
         heading = "Relevant items" if items[0]["why"] == "match" else "Recent items (nothing matched the task)"
         lines += [f"## {heading}", ""]
-        lines += [f"- {item['type']} {item['id']}: {item['text']}" for item in items]
+        # Continuation lines indented, so an item of several lines stays one list item.
+        lines += [f"- {item['type']} {item['id']}: " + item["text"].replace("\n", "\n  ") for item in items]
         lines.append("")
     if result["omitted"]:
         lines += [

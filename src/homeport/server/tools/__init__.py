@@ -3,6 +3,7 @@
 from homeport.server.tools import (  # noqa: F401  (declarations)
     database,
     files,
+    importers,
     knowledge,
     memory,
     task_context,
