@@ -10,6 +10,7 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── ConfigError                    bad flags, settings or config files
     ├── InvalidArgumentError           a tool call's arguments do not fit the tool
     │   └── UnknownArgumentError       an argument the tool does not have (never silently dropped)
+    ├── SecretDetectedError            a write carries what looks like a secret (names its kind and field)
     ├── WorkspaceError                 a call could not be tied to a workspace
     │   ├── InvalidWorkspaceError      the candidate itself is malformed or missing
     │   ├── WorkspaceDeniedError       a guard refused it (allowlist, client roots, denied roots, data directory)
@@ -46,6 +47,7 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectDatabaseError",
     "QueryRejectedError",
+    "SecretDetectedError",
     "StoreError",
     "UnknownArgumentError",
     "WorkspaceAccessDeniedError",
@@ -76,6 +78,12 @@ class InvalidArgumentError(HomeportError):
 
 class UnknownArgumentError(InvalidArgumentError):
     code = "unknown_argument"
+
+
+class SecretDetectedError(HomeportError):
+    """Refused before anything was written; `allow_secrets=true` (CLI: --allow-secrets) overrides it."""
+
+    code = "secret_detected"
 
 
 class WorkspaceError(HomeportError):

@@ -41,6 +41,8 @@ TOOL_COMMANDS = {
     "batch_log_items": "batch",
     "export": "export",
     "import": "import",
+    "get_context": "context",
+    "import_from": "import-from",
 }
 LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete"})
 

@@ -6,6 +6,7 @@ import click
 
 from homeport import __version__
 from homeport.cli.access import directory, tokens
+from homeport.cli.importers import import_from
 from homeport.cli.memory_data import context, data, glossary
 from homeport.cli.memory_graph import activity, history, link, links, search
 from homeport.cli.memory_items import decisions, patterns, progress
@@ -42,6 +43,7 @@ cli.add_command(history)
 cli.add_command(activity)
 cli.add_command(export)
 cli.add_command(import_)
+cli.add_command(import_from)
 cli.add_command(batch)
 cli.add_command(schema)
 cli.add_command(directory)

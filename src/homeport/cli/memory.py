@@ -23,7 +23,7 @@ from homeport.cli._output import workspace_line
 from homeport.server import ServeSettings, build_runtime
 from homeport.workspace import Workspace
 
-__all__ = ["JSON_OPTION_HELP", "ToolCall", "json_or_text", "memory_tool", "parse_json"]
+__all__ = ["JSON_OPTION_HELP", "ToolCall", "allow_secrets_option", "json_or_text", "memory_tool", "parse_json"]
 
 Result = dict[str, Any]
 Render = Callable[[Console, Result], None]
@@ -33,9 +33,10 @@ JSON_OPTION_HELP = "Print the result as JSON (what the MCP tool returns), for sc
 class ToolCall:
     """One memory tool call made from the shell, through the same pipeline as the MCP tool."""
 
-    def __init__(self, settings: ServeSettings, *, as_json: bool) -> None:
+    def __init__(self, settings: ServeSettings, *, as_json: bool, allow_secrets: bool = False) -> None:
         self.settings = settings
         self.as_json = as_json
+        self.allow_secrets = allow_secrets
 
     @property
     def cwd(self) -> Path:
@@ -56,6 +57,8 @@ class ToolCall:
         from homeport.server.pipeline import CallPipeline, LocalRequest
 
         spec = CATALOG[name]
+        if self.allow_secrets and "allow_secrets" in {p.name for p in spec.parameters}:
+            arguments["allow_secrets"] = True
         runtime = build_runtime(self.settings)
         try:
             request = LocalRequest(agent=self.settings.agent)
@@ -102,10 +105,21 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
             allow_roots=allow_roots,
             require_explicit_workspace=require_explicit_workspace,
         )
-        return fn(ToolCall(settings, as_json=as_json), *args, **kwargs)
+        allow_secrets = bool(kwargs.pop("allow_secrets", False))
+        return fn(ToolCall(settings, as_json=as_json, allow_secrets=allow_secrets), *args, **kwargs)
 
     wrapped = workspace_options(domain_errors(command))
     return click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)(wrapped)
+
+
+def allow_secrets_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--allow-secrets` for a command that writes memory text: put it right above `@memory_tool`."""
+    return click.option(
+        "--allow-secrets",
+        is_flag=True,
+        help="Write even if the text looks like it holds a secret (API key, token, private key, password); "
+        "the override is recorded in the memory.",
+    )(fn)
 
 
 def parse_json(text: str, *, what: str, expect: type | None = None) -> Any:

@@ -11,8 +11,10 @@ from rich.json import JSON
 from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, when
-from homeport.cli.memory import Result, ToolCall, json_or_text, memory_tool, parse_json
+from homeport.cli.memory import Result, ToolCall, allow_secrets_option, json_or_text, memory_tool, parse_json
+from homeport.cli.task_context import show_task_context
 from homeport.store import custom_data as data_store
+from homeport.store import task_context as task_context_store
 from homeport.store.contexts import ContextKind
 
 __all__ = ["context", "data", "glossary"]
@@ -32,6 +34,7 @@ def data() -> None:
 @click.argument("category")
 @click.argument("key")
 @click.argument("value")
+@allow_secrets_option
 @memory_tool
 def data_set(call: ToolCall, category: str, key: str, value: str) -> None:
     """Store VALUE under CATEGORY and KEY, replacing what was there.
@@ -105,6 +108,7 @@ def glossary() -> None:
 @glossary.command("set")
 @click.argument("term")
 @click.argument("definition")
+@allow_secrets_option
 @memory_tool
 def glossary_set(call: ToolCall, term: str, definition: str) -> None:
     """Define TERM (replacing an earlier definition).
@@ -170,13 +174,34 @@ class _JsonObject(click.ParamType):  # type: ignore[type-arg]  # generic only in
             self.fail(exc.message, param, ctx)
 
 
-@click.group()
-def context() -> None:
-    """Product and active context: JSON documents, versioned.
+@click.group(invoke_without_command=True)
+@click.option("--task", metavar="TEXT", help="Print the context for this task (what get_context returns), as Markdown.")
+@click.option(
+    "--budget",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(task_context_store.MIN_BUDGET, task_context_store.MAX_BUDGET),
+    help="With --task: the most tokens the answer may take (estimated as UTF-8 bytes / 4).",
+)
+@memory_tool
+def context(call: ToolCall, task: str | None, budget: int) -> None:
+    """Product and active context: JSON documents, versioned; with --task, a task's whole context.
 
     The product context holds goals, features and architecture; the active context the current
     focus, recent changes and open questions. Every change keeps a version (see `homeport history`).
+
+    \b
+    Example: homeport context --task "add rate limiting to the upload API" --budget 1500
     """
+    ctx = click.get_current_context()
+    if ctx.invoked_subcommand is not None:
+        if task is not None:
+            raise click.UsageError("--task prints a task's context; use it without a subcommand")
+        return
+    if task is None:
+        click.echo(ctx.get_help())
+        return
+    show_task_context(call, task, budget)
 
 
 @context.command("show")
@@ -195,6 +220,7 @@ def context_show(call: ToolCall, kind: ContextKind) -> None:
 @context.command("set")
 @_KIND
 @click.argument("content", metavar="JSON", type=_JsonObject())
+@allow_secrets_option
 @memory_tool
 def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> None:
     """Replace the whole document with JSON (an object; `-` reads it from stdin).
@@ -209,6 +235,7 @@ def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> N
 @context.command("patch")
 @_KIND
 @click.argument("patch", metavar="JSON", type=_JsonObject())
+@allow_secrets_option
 @memory_tool
 def context_patch(call: ToolCall, kind: ContextKind, patch: dict[str, Any]) -> None:
     """Merge the keys of JSON into the document; a key set to "__DELETE__" is removed.

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, snippet, when
-from homeport.cli.memory import Result, ToolCall, memory_tool
+from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
 from homeport.store import links as link_store
 from homeport.store import search as search_store
 from homeport.store.contexts import ContextKind
@@ -28,6 +28,7 @@ _SINCE_HELP = "ISO 8601 time, e.g. 2026-11-21T09:00:00Z."
 @click.argument("target_type", type=_ITEM_TYPE)
 @click.argument("target_id", type=int)
 @click.option("--description", help="Why the two are linked.")
+@allow_secrets_option
 @memory_tool
 def link(
     call: ToolCall,

@@ -10,7 +10,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from homeport.cli._output import confirm_line, empty_line, item_table, status, tags, when
-from homeport.cli.memory import Result, ToolCall, memory_tool
+from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
 from homeport.store import progress as progress_store
 
 __all__ = ["decisions", "patterns", "progress"]
@@ -37,6 +37,7 @@ def decisions() -> None:
 @click.option("--rationale", help="Why it was decided.")
 @click.option("--details", help="How it is carried out (implementation details).")
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@allow_secrets_option
 @memory_tool
 def decisions_add(
     call: ToolCall, summary: str, rationale: str | None, details: str | None, tags_: tuple[str, ...]
@@ -110,6 +111,7 @@ def progress() -> None:
 @click.argument("status_", metavar="STATUS")
 @click.argument("description")
 @click.option("--parent", "parent_id", type=int, metavar="ID", help="Nest it under this entry.")
+@allow_secrets_option
 @memory_tool
 def progress_add(call: ToolCall, status_: str, description: str, parent_id: int | None) -> None:
     """Record a progress entry.
@@ -126,6 +128,7 @@ def progress_add(call: ToolCall, status_: str, description: str, parent_id: int 
 @click.option("--status", "status_", help=f"New status ({_STATUSES}, or any text).")
 @click.option("--description", help="New description.")
 @click.option("--parent", "parent_id", type=int, metavar="ID", help="Move it under this entry.")
+@allow_secrets_option
 @memory_tool
 def progress_update(
     call: ToolCall, progress_id: int, status_: str | None, description: str | None, parent_id: int | None
@@ -232,6 +235,7 @@ def patterns() -> None:
 @click.argument("name")
 @click.argument("description")
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@allow_secrets_option
 @memory_tool
 def patterns_add(call: ToolCall, name: str, description: str, tags_: tuple[str, ...]) -> None:
     """Record a pattern; an existing NAME (any case) is updated.

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from homeport.cli._output import confirm_line, item_table
-from homeport.cli.memory import JSON_OPTION_HELP, Result, ToolCall, memory_tool, parse_json
+from homeport.cli.memory import JSON_OPTION_HELP, Result, ToolCall, allow_secrets_option, memory_tool, parse_json
 from homeport.store import batch as batch_store
 from homeport.store import catalog
 from homeport.store import transfer as transfer_store
@@ -65,6 +65,7 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     help="merge keeps the memory and overwrites items with the same id; replace empties it first.",
 )
 @click.option("--yes", "-y", is_flag=True, help="Replace without asking.")
+@allow_secrets_option
 @memory_tool
 def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "replace"], yes: bool) -> None:
     """Read an export back into the memory, in one transaction.
@@ -94,6 +95,7 @@ def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "repla
 @click.command()
 @click.argument("item_type", metavar="TYPE", type=click.Choice(list(batch_store.BATCH_FIELDS)))
 @click.argument("items_file", metavar="FILE", type=click.File("r", encoding="utf-8"))
+@allow_secrets_option
 @memory_tool
 def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
     """Write up to 500 items of one TYPE from a JSON list, all or none.

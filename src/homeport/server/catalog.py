@@ -21,9 +21,9 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from homeport.errors import InvalidArgumentError
 
@@ -37,6 +37,7 @@ __all__ = [
     "WRITE_IDEMPOTENT",
     "Hints",
     "Needs",
+    "Scan",
     "ToolCatalog",
     "ToolSpec",
 ]
@@ -68,6 +69,25 @@ class Needs(enum.Enum):
     NOTHING = "nothing"  # static answers (the memory's schema)
 
 
+class Scan(enum.Enum):
+    """Whether what a tool writes is checked for secrets first (`homeport.secret_scan`).
+
+    A tool that scans takes `allow_secrets` (default false); the pipeline refuses a write that
+    carries a secret unless it is true, and records every override in the memory.
+    """
+
+    NONE = "none"  # writes nothing an agent typed (reads, deletes, files, the project database)
+    ARGUMENTS = "arguments"  # the pipeline scans the arguments before the executor runs
+    CONTENT = "content"  # the executor reads what it writes (files) and passes it to `Call.screen`
+
+
+AllowSecretsArg = Annotated[
+    bool,
+    # Short on purpose: ten tools carry it, and every character is context on every turn.
+    Field(description="Write even if it looks like a secret (refused by default); the override is recorded."),
+]
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: its contract (name, arguments, hints) and how the pipeline prepares its call."""
@@ -82,6 +102,7 @@ class ToolSpec:
     create_store: bool | None = None  # default: `write`
     result_key: str | None = None  # a non-dict result is returned under this key
     report_unresolved: bool = False  # where_am_i: an unresolvable call is an answer, not an error
+    scan: Scan = Scan.NONE
     parameters: tuple[inspect.Parameter, ...] = field(default=(), compare=False)
 
     @property
@@ -138,8 +159,13 @@ class ToolCatalog:
         create_store: bool | None = None,
         key: str | None = None,
         report_unresolved: bool = False,
+        scan: Scan = Scan.NONE,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Declare the decorated function as a tool (its first parameter receives the `Call`)."""
+        """Declare the decorated function as a tool (its first parameter receives the `Call`).
+
+        With `scan`, the tool also takes `allow_secrets`, which the pipeline consumes: the executor
+        never sees it.
+        """
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = name or fn.__name__
@@ -148,6 +174,13 @@ class ToolCatalog:
             if tool_name in self._specs:
                 raise ValueError(f"tool {tool_name} is declared twice")
             params = tuple(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+            if scan is not Scan.NONE:
+                if not write:
+                    raise ValueError(f"tool {tool_name}: only a write can scan for secrets")
+                allow = inspect.Parameter(
+                    "allow_secrets", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=AllowSecretsArg
+                )
+                params = (*params, allow)
             self._specs[tool_name] = ToolSpec(
                 name=tool_name,
                 group=group,
@@ -159,6 +192,7 @@ class ToolCatalog:
                 create_store=create_store,
                 result_key=key,
                 report_unresolved=report_unresolved,
+                scan=scan,
                 parameters=params,
             )
             return fn

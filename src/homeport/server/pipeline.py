@@ -3,10 +3,12 @@
     request (MCP context or CLI flags)
       -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
       -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
+      -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
       -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
+      -> overrides of the secret check recorded in the memory                     `SecretGate.record`
       -> the result with `workspace` added                                        `tool_result`
 
 No step is optional and no tool sees the raw request, so a change for speed in one step cannot
@@ -23,8 +25,9 @@ from typing import Any, Protocol
 import anyio.to_thread
 
 from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
-from homeport.server.catalog import Needs, ToolSpec
+from homeport.server.catalog import Needs, Scan, ToolSpec
 from homeport.server.runtime import Runtime, tool_result
+from homeport.server.secret_gate import SecretGate
 from homeport.store import Store
 from homeport.workspace import CallInputs, Workspace
 
@@ -34,6 +37,10 @@ __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_argum
 FOREIGN_WORKSPACE_NAMES = frozenset(
     {"workspace_id", "projectRoot", "project_root", "project_path", "workspace_root", "cwd", "projectPath", "root"}
 )
+
+
+# Arguments that are never written as memory text: not scanned for secrets.
+_NOT_SCANNED = frozenset({"workspace", "allow_secrets"})
 
 
 class CallRequest(Protocol):
@@ -86,12 +93,22 @@ class Call:
     workspace: Workspace | None = None
     store: Store | None = None
     error: WorkspaceError | None = None  # only for tools that report an unresolvable call
+    secrets: SecretGate | None = None  # tools declared with `Scan`
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
         assert self.workspace is not None, "a tool that needs a workspace was declared without one"
         return self.workspace.root
+
+    def screen(self, values: Any, *, prefix: str = "") -> None:
+        """Check content the executor read (`Scan.CONTENT`) for secrets before writing it.
+
+        Raises:
+            SecretDetectedError: a secret, and the caller did not pass allow_secrets=true.
+        """
+        assert self.secrets is not None, "a tool that screens content was declared without Scan.CONTENT"
+        self.secrets.check(values, prefix=prefix)
 
     def require_store(self) -> Store:
         if self.store is None:
@@ -135,6 +152,11 @@ class CallPipeline:
             HomeportError: as `call`.
         """
         call = Call(self.runtime, request, inputs)
+        if spec.scan is not Scan.NONE:
+            # Before resolution: a refused write must not even create the store.
+            call.secrets = SecretGate(spec.name, allowed=bool(arguments.get("allow_secrets")))
+            if spec.scan is Scan.ARGUMENTS:
+                call.secrets.check({k: v for k, v in arguments.items() if k not in _NOT_SCANNED})
         if spec.takes_workspace:
             assert inputs is not None
             try:
@@ -147,11 +169,15 @@ class CallPipeline:
             if call.workspace is not None and spec.needs is Needs.STORE:
                 call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or _declares_workspace(spec)}
+        if call.secrets is not None:
+            kwargs.pop("allow_secrets", None)
         try:
             result = spec.run(call, **kwargs)
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
             raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        if call.secrets is not None:
+            call.secrets.record(call.store, request.principal)
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)

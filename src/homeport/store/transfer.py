@@ -21,6 +21,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -129,13 +130,20 @@ def export_memory(
 
 
 def import_memory(
-    store: Store, root: Path, *, input_dir: str | None = None, mode: Literal["merge", "replace"] = "merge"
+    store: Store,
+    root: Path,
+    *,
+    input_dir: str | None = None,
+    mode: Literal["merge", "replace"] = "merge",
+    screen: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Read an export back, in one transaction. `replace` empties the memory first; `merge` keeps it
     and overwrites items with the same id (custom data: same category and key; patterns: same name).
+    `screen(data)` sees everything read, by section, before anything is written, and may refuse it.
 
     Raises:
         InvalidItemError: a missing or unreadable export, an unknown mode, or an invalid item.
+        HomeportError: whatever `screen` raises.
     """
     if mode not in ("merge", "replace"):
         raise InvalidItemError(f"mode {mode!r} is not merge or replace")
@@ -145,6 +153,8 @@ def import_memory(
     except (OSError, ValueError) as exc:
         raise InvalidItemError(f"{source} holds no readable manifest.json; export there first ({exc})") from None
     data = {section: _read_section(source, section, manifest.get("format", "json")) for section in _SECTIONS}
+    if screen is not None:
+        screen(data)
     with store.write() as conn:
         if mode == "replace":
             for table in (links, item_tags, context_history, contexts, custom_data, system_patterns, decisions):

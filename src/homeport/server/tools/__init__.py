@@ -1,5 +1,13 @@
 """The tools, one module per group; importing this package declares them all in `CATALOG`, in order."""
 
-from homeport.server.tools import database, files, knowledge, memory, workspace  # noqa: F401  (declarations)
+from homeport.server.tools import (  # noqa: F401  (declarations)
+    database,
+    files,
+    importers,
+    knowledge,
+    memory,
+    task_context,
+    workspace,
+)
 
 __all__: list[str] = []

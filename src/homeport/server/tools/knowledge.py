@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs
+from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
 from homeport.server.pipeline import Call
 from homeport.server.tools.memory import IdArg, Json, LimitArg
 from homeport.store import activity, batch, catalog, contexts, links, search, transfer
@@ -45,6 +45,7 @@ def search_items(
     "Link two items with a typed relationship (e.g. implements, depends_on, relates_to). Both must exist; "
     "contexts have id 1. Linking the same pair and relationship again returns the existing link.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def link_items(
     call: Call,
@@ -130,6 +131,7 @@ def get_memory_schema(call: Call) -> Json:
     "Write up to 500 items of one type in one transaction: all or nothing; an error names the index of the "
     "first invalid item. Items have the fields of the matching log_ tool.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def batch_log_items(call: Call, item_type: BatchType, items: list[dict[str, Any]]) -> Json:
     written = batch.batch_log_items(call.require_store(), item_type, items)
@@ -162,6 +164,7 @@ def export_tool(
     "with the same id; mode=replace empties the memory first. One transaction.",
     name="import",
     write=True,
+    scan=Scan.CONTENT,
 )
 def import_tool(call: Call, input_dir: str | None = None, mode: Literal["merge", "replace"] = "merge") -> Json:
-    return transfer.import_memory(call.require_store(), call.root, input_dir=input_dir, mode=mode)
+    return transfer.import_memory(call.require_store(), call.root, input_dir=input_dir, mode=mode, screen=call.screen)

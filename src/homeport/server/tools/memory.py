@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT
+from homeport.server.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.server.pipeline import Call
 from homeport.store import contexts, custom_data, decisions, patterns, progress
 
@@ -43,6 +43,7 @@ def _declare_context(kind: contexts.ContextKind, noun: str) -> None:
         f"Replace (content) or patch (patch) the {noun}; every change keeps a version.",
         name=f"update_{kind}_context",
         write=True,
+        scan=Scan.ARGUMENTS,
     )(update_context)
 
 
@@ -50,7 +51,13 @@ _declare_context("product", PRODUCT)
 _declare_context("active", ACTIVE)
 
 
-@CATALOG.tool("memory", WRITE, "Record a decision (what, why, how). Returns its id for links and search.", write=True)
+@CATALOG.tool(
+    "memory",
+    WRITE,
+    "Record a decision (what, why, how). Returns its id for links and search.",
+    write=True,
+    scan=Scan.ARGUMENTS,
+)
 def log_decision(
     call: Call,
     summary: str,
@@ -74,6 +81,7 @@ def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, ta
     "Record a progress entry (task). status is free text; common: TODO, IN_PROGRESS, DONE, BLOCKED. "
     "parent_id nests it under another entry.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def log_progress(call: Call, status: str, description: str, parent_id: IdArg | None = None) -> Json:
     return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
@@ -84,6 +92,7 @@ def log_progress(call: Call, status: str, description: str, parent_id: IdArg | N
     WRITE_IDEMPOTENT,
     "Change the status, description or parent of a progress entry; parent_id=0 moves it to the top level.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def update_progress(
     call: Call,
@@ -139,6 +148,7 @@ def delete_custom_data(call: Call, category: str, key: str) -> Json:
     "Record a system pattern (a reusable way the project does something). Logging an existing name "
     "(any case) updates that pattern.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def log_system_pattern(call: Call, name: str, description: str, tags: TagsArg = None) -> Json:
     return patterns.log_system_pattern(call.require_store(), name, description, tags=tags)
@@ -162,6 +172,7 @@ def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
     "Store any JSON value under (category, key), replacing an existing one. The category "
     "ProjectGlossary is the project glossary.",
     write=True,
+    scan=Scan.ARGUMENTS,
 )
 def log_custom_data(call: Call, category: str, key: str, value: Any) -> Json:
     return custom_data.log_custom_data(call.require_store(), category, key, value)
