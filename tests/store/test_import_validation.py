@@ -339,3 +339,36 @@ def test_progress_parents_from_an_import_cannot_close_a_cycle_with_local_entries
     with pytest.raises(InvalidItemError, match=r"cycle \(1 -> 2 -> 1\)|cycle \(2 -> 1 -> 2\)|own ancestor"):
         import_memory(b, root_b, input_dir="mine")
     assert _collect(b) == before
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+@pytest.mark.parametrize("damage", ["delete the file", "cut the list"])
+def test_an_export_with_fewer_items_than_its_manifest_counts_is_refused(pair, fmt, damage):
+    (root_a, a), (root_b, b) = pair
+    sample(a)
+    export_memory(a, root_a, fmt=fmt)
+    copy_export(root_a, root_b)
+    sample(b)
+    before = _collect(b)
+    path = root_b / EXPORT / f"decisions.{'json' if fmt == 'json' else 'md'}"
+    if damage == "delete the file":
+        path.unlink()
+    elif fmt == "json":
+        rewrite(root_b, "decisions", exported(root_b, "decisions")[:1])
+    else:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text[: text.rindex("<!-- item ")].replace("count: 2", "count: 1"), encoding="utf-8")
+    with pytest.raises(InvalidItemError, match=r"the manifest counts 2 decisions but the files hold [01]"):
+        import_memory(b, root_b, mode="replace")
+    assert _collect(b) == before
+
+
+def test_a_merge_of_a_shortened_export_imports_the_subset(pair):
+    (root_a, a), (root_b, b) = pair
+    sample(a)
+    export_memory(a, root_a)
+    copy_export(root_a, root_b)
+    (root_b / EXPORT / "decisions.json").unlink()
+    (root_b / EXPORT / "links.json").unlink()  # they join decisions
+    assert import_memory(b, root_b)["counts"]["decisions"] == 0
+    assert len(_collect(b)["progress"]) == 2

@@ -536,6 +536,8 @@ def test_a_progress_entry_whose_parent_is_not_in_the_export_is_refused(pair):
     copy_export(root_a, root_b)
     path = root_b / ".homeport/export/progress.json"
     path.write_text(json.dumps([p for p in json.loads(path.read_text()) if p["parent_id"] is not None]))
+    manifest = root_b / ".homeport/export/manifest.json"
+    manifest.write_text(manifest.read_text().replace('"progress": 2', '"progress": 1'))
     with pytest.raises(InvalidItemError, match="progress 2 has a parent_id that is not in the export"):
         import_memory(b, root_b, mode="replace")
     assert set(counts(b).values()) == {0}

@@ -122,6 +122,7 @@ def export_memory(
             _refuse_special(target / name)
         for name, body in bodies.items():
             _write_atomic(target / name, body)
+        _sync_directory(target)
     except OSError as exc:
         raise InvalidItemError(
             f"cannot export to {target}: {exc.strerror or exc}; choose a directory inside the "
@@ -158,6 +159,8 @@ def import_memory(
     if fmt not in ("json", "markdown"):
         raise InvalidItemError(f"{source / 'manifest.json'}: format {fmt!r} is not json or markdown; export again")
     data = {section: _read_section(root, source, section, fmt) for section in _SECTIONS}
+    if mode == "replace":  # a merge keeps what a shortened export leaves out: importing a subset is fine
+        _refuse_lost_items(source, manifest, data)
     result: dict[str, Any] = {"input_dir": str(source), "mode": mode, "dry_run": dry_run}
     try:
         with store.write() as conn:
@@ -413,6 +416,25 @@ def _read_section(root: Path, source: Path, section: str, fmt: str) -> list[dict
     return valid
 
 
+def _refuse_lost_items(source: Path, manifest: dict[str, Any], data: dict[str, list[dict[str, Any]]]) -> None:
+    """A section with fewer items than the manifest counted lost some (a deleted file, a cut list); a
+    replace would erase them from the memory. More items are a hand addition, and welcome.
+
+    Raises:
+        InvalidItemError: naming the section, the count exported and the count read.
+    """
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict):
+        return
+    for section, items in data.items():
+        exported = counts.get(section)
+        if isinstance(exported, int) and len(items) < exported:
+            raise InvalidItemError(
+                f"{source}: the manifest counts {exported} {section} but the files hold {len(items)}; a file or "
+                "items were removed; export again, or lower the count in manifest.json if that was intended"
+            )
+
+
 def _validate(path: Path, section: str, index: int, line: int | None, item: Any) -> dict[str, Any]:
     where = f"{path} item {index}" + (f" (line {line})" if line else "")
     if not isinstance(item, dict):
@@ -508,11 +530,27 @@ def _refuse_special(path: Path) -> None:
         )
 
 
+def _sync_directory(directory: Path) -> None:
+    """Make the renames of an export durable (POSIX; a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _write_atomic(path: Path, body: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())  # else a crash after the rename may leave an empty file for the old one
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
