@@ -236,13 +236,13 @@ def _looping_ids(nodes: dict[int, dict[str, Any]]) -> set[int]:
     cut: set[int] = set()
     done: set[int] = set()
     for start in nodes:
-        path: list[int] = []
+        path: set[int] = set()
         cursor: int | None = start
         while cursor is not None and cursor in nodes and cursor not in done:
             if cursor in path:
                 cut.add(cursor)
                 break
-            path.append(cursor)
+            path.add(cursor)
             cursor = nodes[cursor]["parent_id"]
         done.update(path)
     return cut

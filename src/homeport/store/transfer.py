@@ -202,7 +202,8 @@ def _changes(before: dict[str, list[dict[str, Any]]], after: dict[str, list[dict
         new = {i[key]: i for i in after[section]}
         out[section] = {
             "added": sorted(set(new) - set(old)),
-            "changed": sorted(k for k in set(new) & set(old) if new[k] != old[k]),
+            # as stored text: in Python 1 == 1.0 == True, in JSON they differ
+            "changed": sorted(k for k in set(new) & set(old) if dump_json(new[k]) != dump_json(old[k])),
             "removed": sorted(set(old) - set(new)),
         }
     return out
