@@ -519,3 +519,10 @@ def test_context_set_refuses_to_erase_a_document_unless_allowed(runner, project)
 def test_an_oversized_text_fails_in_one_line_naming_the_limit(runner, project):
     line = fails(runner, "decisions", "add", "x" * 1001)
     assert "summary: String should have at most 1000 characters" in line and "x" * 100 not in line
+
+
+def test_an_oversized_custom_data_value_fails_naming_the_limit_and_is_not_stored(runner, project):
+    call(runner, "decisions", "add", "make a store")
+    line = fails(runner, "data", "set", "blobs", "big", json.dumps({"x": "y" * 1_000_000}))
+    assert "value" in line and "1,000,000" in line and len(line) < 400
+    assert call(runner, "data", "get")["items"] == []
