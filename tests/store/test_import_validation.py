@@ -372,3 +372,26 @@ def test_a_merge_of_a_shortened_export_imports_the_subset(pair):
     (root_b / EXPORT / "links.json").unlink()  # they join decisions
     assert import_memory(b, root_b)["counts"]["decisions"] == 0
     assert len(_collect(b)["progress"]) == 2
+
+
+@PROPERTY
+@given(memories(st.characters(codec="utf-8")), st.data())
+def test_deleting_any_marker_line_of_a_markdown_export_is_refused_with_nothing_changed(migrated_db, plan, data):
+    with workspaces(migrated_db, 2) as [(root_a, a), (root_b, b)]:
+        write_memory(a, plan)
+        write_memory(b, plan)
+        export_memory(a, root_a, fmt="markdown")
+        copy_export(root_a, root_b)
+        files = sorted(p for p in (root_b / EXPORT).glob("*.md") if "<!--" in p.read_text(encoding="utf-8"))
+        if not files:
+            return
+        path = data.draw(st.sampled_from(files))
+        lines = path.read_text(encoding="utf-8").split("\n")
+        markers = [i for i, line in enumerate(lines) if line.startswith("<!--")]
+        del lines[data.draw(st.sampled_from(markers))]
+        path.write_text("\n".join(lines), encoding="utf-8")
+        before = _collect(b)
+        for mode in ("merge", "replace"):
+            with pytest.raises(InvalidItemError, match=rf"{path.name}( line \d+)?:"):
+                import_memory(b, root_b, mode=mode)
+            assert _collect(b) == before
