@@ -23,6 +23,7 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
+    │       └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
     └── ProjectDatabaseError           the project's own database
@@ -50,6 +51,7 @@ __all__ = [
     "SecretDetectedError",
     "StoreError",
     "UnknownArgumentError",
+    "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
     "WorkspaceContainsProjectsError",
     "WorkspaceDeniedError",
@@ -132,6 +134,10 @@ class ItemNotFoundError(StoreError):
 
 class InvalidItemError(StoreError):
     code = "invalid_item"
+
+
+class ValueTooLargeError(InvalidItemError):
+    code = "value_too_large"
 
 
 class InternalError(HomeportError):

@@ -476,3 +476,55 @@ def test_usage_errors_are_not_tracebacks(runner, project):
     result = runner.invoke(cli, ["decisions", "delete", "seven"])
     assert result.exit_code == 2 and "'seven' is not a valid integer" in result.output
     assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+
+
+# -- nothing lost on bad input ---------------------------------------------------------------
+
+
+def test_a_markdown_export_missing_an_end_marker_fails_with_the_line_and_keeps_the_memory(runner, project):
+    call(runner, "decisions", "add", "Use SQLite WAL", "--rationale", "readers never block")
+    call(runner, "export", "--format", "markdown")
+    path = project / ".homeport/export/decisions.md"
+    path.write_text(path.read_text().replace("<!-- end rationale -->\n", ""))
+    line = fails(runner, "import")
+    assert "decisions.md line" in line and "field rationale" in line
+    assert call(runner, "decisions", "list")["decisions"][0]["rationale"] == "readers never block"
+
+
+def test_import_dry_run_shows_what_would_change_and_writes_nothing(runner, project):
+    call(runner, "decisions", "add", "Keep me")
+    call(runner, "export")
+    call(runner, "decisions", "add", "Added after the export")
+    shown = run(runner, "import", "--mode", "replace", "--dry-run").stdout
+    assert "would import" in shown and "decisions: removed 2" in shown and "nothing was written" in shown
+    planned = call(runner, "import", "--mode", "replace", "--dry-run")
+    assert planned["dry_run"] and planned["changes"]["decisions"] == {"added": [], "changed": [], "removed": [2]}
+    assert len(call(runner, "decisions", "list")["decisions"]) == 2
+
+
+def test_import_replace_of_an_empty_export_needs_allow_empty(runner, project):
+    call(runner, "export", "--output", "nothing")
+    call(runner, "decisions", "add", "Keep me")
+    line = fails(runner, "import", "--input", "nothing", "--mode", "replace", "--yes")
+    assert "allow-empty" in line
+    run(runner, "import", "--input", "nothing", "--mode", "replace", "--yes", "--allow-empty")
+    assert call(runner, "decisions", "list")["decisions"] == []
+
+
+def test_context_set_refuses_to_erase_a_document_unless_allowed(runner, project):
+    call(runner, "context", "set", "active", '{"focus": "search"}')
+    assert "allow_empty" in fails(runner, "context", "set", "active", "{}")
+    assert call(runner, "context", "show", "active")["content"] == {"focus": "search"}
+    assert call(runner, "context", "set", "active", "{}", "--allow-empty")["content"] == {}
+
+
+def test_an_oversized_text_fails_in_one_line_naming_the_limit(runner, project):
+    line = fails(runner, "decisions", "add", "x" * 1001)
+    assert "summary: String should have at most 1000 characters" in line and "x" * 100 not in line
+
+
+def test_an_oversized_custom_data_value_fails_naming_the_limit_and_is_not_stored(runner, project):
+    call(runner, "decisions", "add", "make a store")
+    line = fails(runner, "data", "set", "blobs", "big", json.dumps({"x": "y" * 1_000_000}))
+    assert "value" in line and "1,000,000" in line and len(line) < 400
+    assert call(runner, "data", "get")["items"] == []

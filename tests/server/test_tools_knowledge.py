@@ -368,8 +368,8 @@ async def test_search_queries_fts5_cannot_parse_are_answered_not_refused(connect
             "-wal",
             "^x",
             "()",
-            "x" * 5000,
-            " ".join(["wal"] * 500),
+            "x" * 1000,
+            " ".join(["wal"] * 250),
             "café",
             "日本語",
             "🚀",
@@ -380,6 +380,8 @@ async def test_search_queries_fts5_cannot_parse_are_answered_not_refused(connect
                 assert [(r["type"], r["id"]) for r in results] == [("decision", d["id"])], query
         text = await ws.error("search", query="   ")
         assert "search query is empty; pass words to look for" in text and "[invalid_item]" in text
+        text = await ws.error("search", query="x" * 5000)
+        assert "1000 characters" in text and "[invalid_argument]" in text
         assert "'yesterday'" in await ws.error("search", query="wal", since="yesterday")
         r = await c.call_tool("search", {"query": "wal", "types": ["ticket"], "workspace": str(ws.root)})
         assert r.is_error and "ticket" in r.content[0].text

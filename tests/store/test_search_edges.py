@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from homeport.errors import InvalidItemError
+from homeport.errors import InvalidItemError, ValueTooLargeError
 from homeport.store import Store, contexts, custom_data, decisions, patterns, progress, search
+from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS
 from homeport.store.search import SEARCHABLE_TYPES, plain_words
 
 
@@ -247,13 +248,23 @@ def test_queries_fts5_cannot_parse_never_fail(store, query):
         assert ("decision", d["id"]) in [(h["type"], h["id"]) for h in out]
 
 
-def test_a_very_long_query_is_searched(store):
+def test_a_long_query_is_searched_and_one_over_the_cap_is_refused_naming_it(store):
     d = decisions.log_decision(store, "needle in a haystack")
-    words = " ".join(f"word{i}" for i in range(2000))
+    words = " ".join(f"word{i}" for i in range(120))
+    assert len(words) < MAX_QUERY_CHARS
     assert hits(store, f"{words} needle") == []  # every word must match
     assert hits(store, f'{words} needle "') == [("decision", d["id"])]  # plain words: any of them
-    assert hits(store, "x" * 100_000) == []
-    assert hits(store, "(" * 500 + "needle" + ")" * 500) == [("decision", d["id"])]
+    assert hits(store, "x" * MAX_QUERY_CHARS) == []
+    assert hits(store, "(" * 400 + "needle" + ")" * 400) == [("decision", d["id"])]
+    with pytest.raises(ValueTooLargeError, match=f"{MAX_QUERY_CHARS:,}") as info:
+        search.search(store, "x" * (MAX_QUERY_CHARS + 1))
+    assert info.value.code == "value_too_large"
+
+
+def test_a_snippet_of_one_huge_word_is_clipped(store):
+    decisions.log_decision(store, "haystack", rationale="y" * 40_000 + " needle " + "z" * 40_000)
+    [hit] = search.search(store, "needle")
+    assert len(hit["snippet"]) <= MAX_SNIPPET_CHARS
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ def test_a_task_that_matches_nothing_gets_the_newest_items_and_no_finished_progr
 
 def test_items_that_do_not_fit_are_skipped_and_counted_and_a_smaller_one_still_fits(store):
     # budget 111: each long item is clipped to 111 // 4 = 27 tokens; four of them and the small one (3) fit.
-    long_ids = {log_decision(store, f"cache {n} " + "long words " * 400)["id"] for n in range(6)}
+    long_ids = {log_decision(store, f"cache {n} " + "long words " * 80)["id"] for n in range(6)}
     small = log_decision(store, "cache small")
     packed = task_context(store, "cache", budget_tokens=111)
     packed_long = [i for i in packed["items"] if i["id"] in long_ids]

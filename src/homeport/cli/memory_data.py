@@ -221,14 +221,16 @@ def context_show(call: ToolCall, kind: ContextKind) -> None:
 @_KIND
 @click.argument("content", metavar="JSON", type=_JsonObject())
 @allow_secrets_option
+@click.option("--allow-empty", is_flag=True, help="Allow {} to erase a non-empty document.")
 @memory_tool
-def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any]) -> None:
+def context_set(call: ToolCall, kind: ContextKind, content: dict[str, Any], allow_empty: bool) -> None:
     """Replace the whole document with JSON (an object; `-` reads it from stdin).
 
     \b
     Example: homeport context set active '{"focus": "search", "open": ["ranking"]}'
     """
-    result = call.tool(f"update_{kind}_context", content=content)
+    extra: dict[str, Any] = {"allow_empty": True} if allow_empty else {}
+    result = call.tool(f"update_{kind}_context", content=content, **extra)
     call.show(result, _render_context(kind))
 
 

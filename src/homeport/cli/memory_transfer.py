@@ -66,9 +66,20 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
 )
 @click.option("--yes", "-y", is_flag=True, help="Replace without asking.")
 @allow_secrets_option
+@click.option("--dry-run", is_flag=True, help="Check the export and show what would change; write nothing.")
+@click.option("--allow-empty", is_flag=True, help="Let --mode replace with an export of no items erase the memory.")
 @memory_tool
-def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "replace"], yes: bool) -> None:
+def import_(
+    call: ToolCall,
+    input_dir: str | None,
+    mode: Literal["merge", "replace"],
+    yes: bool,
+    dry_run: bool,
+    allow_empty: bool,
+) -> None:
     """Read an export back into the memory, in one transaction.
+
+    Every item is checked first; one invalid item (named with its file, line and field) imports nothing.
 
     \b
     Example: homeport import --input docs/memory --mode replace --yes
@@ -76,18 +87,28 @@ def import_(call: ToolCall, input_dir: str | None, mode: Literal["merge", "repla
     source = _from_cwd(call, input_dir)
 
     def confirm(workspace: Workspace) -> None:
-        if mode == "replace" and not yes:
+        if mode == "replace" and not yes and not dry_run:
             shown = source or transfer_store.DEFAULT_EXPORT_DIR
             click.confirm(
                 f"Replace the whole memory of {workspace.root} with the export in {shown}?", abort=True, err=True
             )
 
-    result = call.tool("import", input_dir=source, mode=mode, confirm=confirm)
+    extra = {"dry_run": True} if dry_run else {}
+    if allow_empty:
+        extra["allow_empty"] = True
+    result = call.tool("import", input_dir=source, mode=mode, confirm=confirm, **extra)
 
     def render(console: Console, r: Result) -> None:
         total = sum(r["counts"].values())
-        console.print(confirm_line("imported", f"{total} item(s)", f"from {r['input_dir']} ({r['mode']})"))
+        verb = "would import" if r.get("dry_run") else "imported"
+        console.print(confirm_line(verb, f"{total} item(s)", f"from {r['input_dir']} ({r['mode']})"))
         console.print(Text(_counts(r["counts"]), style="dim"))
+        for section, change in r.get("changes", {}).items():
+            parts = [f"{what} {_ids(ids)}" for what, ids in change.items() if ids]
+            if parts:
+                console.print(Text(f"{section}: " + "; ".join(parts)))
+        if r.get("dry_run"):
+            console.print(Text("dry run: nothing was written", style="bold"))
 
     call.show(result, render)
 
@@ -138,6 +159,11 @@ def schema(as_json: bool) -> None:
 def _from_cwd(call: ToolCall, given: str | None) -> str | None:
     # The MCP tools take paths relative to the workspace root; a person means the current directory.
     return None if given is None else str(call.cwd / given)
+
+
+def _ids(ids: list[int]) -> str:
+    shown = ", ".join(map(str, ids[:20]))
+    return f"{shown} and {len(ids) - 20} more" if len(ids) > 20 else shown
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -130,11 +130,23 @@ class ToolSpec:
         try:
             model = self._arguments_model.model_validate(arguments)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
-            )
-            raise InvalidArgumentError(f"{self.name}: {problems}") from None
+            raise arguments_error(self.name, exc) from None
         return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def arguments_error(tool: str, exc: ValidationError) -> InvalidArgumentError:
+    """The problems of a validation, by argument, each naming the rejected value (cut short: it may be huge)."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        shown = "" if err["type"] == "missing" else f" (got {_short(err['input'])})"
+        problems.append(f"{where}: {err['msg']}{shown}")
+    return InvalidArgumentError(f"{tool}: {'; '.join(problems)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text):,} characters)"
 
 
 # The groups `--tools` exposes, in the order tools are listed to clients.

@@ -16,12 +16,13 @@ from collections.abc import Iterable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from homeport.errors import HomeportError, InternalError
-from homeport.server.catalog import ToolSpec
+from homeport.server.catalog import ToolSpec, arguments_error
 from homeport.server.pipeline import CallPipeline, unknown_arguments_error
 from homeport.server.request import McpRequest
 from homeport.server.runtime import Runtime
@@ -47,7 +48,14 @@ class StrictTool(Tool):
         unknown = [name for name in arguments if name not in accepted]
         if unknown:
             return error_result(unknown_arguments_error(self.name, unknown, accepted))
-        return await super().run(arguments, context, convert_result)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            # The SDK's own argument check (types, ranges, size caps): the same error, with its code, as
+            # the pipeline's check gives, instead of pydantic's text with the rejected value echoed.
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(arguments_error(self.name, exc.__cause__))
+            raise
 
 
 def error_result(exc: HomeportError) -> CallToolResult:

@@ -10,6 +10,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, utc_stamp
 from homeport.store.database import Store
+from homeport.store.fields import check_json
 from homeport.store.schema import context_history, contexts
 
 __all__ = [
@@ -45,12 +46,24 @@ def get_context(store: Store | None, kind: ContextKind) -> dict[str, Any]:
 
 
 def update_context(
-    store: Store, kind: ContextKind, *, content: dict[str, Any] | None = None, patch: dict[str, Any] | None = None
+    store: Store,
+    kind: ContextKind,
+    *,
+    content: dict[str, Any] | None = None,
+    patch: dict[str, Any] | None = None,
+    allow_empty: bool = False,
 ) -> dict[str, Any]:
     """Replace the document with `content`, or merge `patch` into it; returns the new version.
 
+    A write that leaves the document as it is adds no version (`unchanged: true`), so an agent that
+    rewrites the same context on every turn does not grow the history. The read, merge and write
+    happen in one write transaction (`BEGIN IMMEDIATE`), so concurrent patches from other
+    processes queue and none is lost.
+
     Raises:
-        InvalidItemError: neither or both of `content` and `patch` given.
+        InvalidItemError: neither or both of `content` and `patch` given, or `content` {} over a
+            non-empty document without `allow_empty`.
+        ValueTooLargeError: the document is over the size cap.
     """
     if (content is None) == (patch is None):
         raise InvalidItemError(
@@ -60,6 +73,14 @@ def update_context(
     with store.write() as conn:
         current = _read(conn, kind)
         document = content if content is not None else apply_patch(current["content"], patch or {})
+        if content == {} and current["content"] and not allow_empty:
+            raise InvalidItemError(
+                f"content {{}} would erase the {kind} context ({len(current['content'])} key(s), version "
+                f"{current['version']}); pass allow_empty=true to empty it on purpose, or use patch to change keys"
+            )
+        # Compared as stored text: in Python 1 == 1.0 == True, in JSON they differ.
+        if current["version"] and dump_json(document) == dump_json(current["content"]):
+            return {**current, "unchanged": True}
         return write_context(conn, kind, document)
 
 
@@ -71,6 +92,7 @@ def write_context(
     version = current_version + 1
     stamp = changed_at or now()
     body = dump_json(document)
+    check_json(document, f"the {kind} context")
     if current_version == 0:
         conn.execute(insert(contexts).values(kind=kind, content=body, version=version, updated_at=stamp))
     else:

@@ -11,6 +11,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
+from homeport.store.fields import MAX_LABEL_CHARS, check_json, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
 
@@ -44,7 +45,10 @@ def upsert_custom_data(
     category, key = (category or "").strip(), (key or "").strip()
     if not category or not key:
         raise InvalidItemError("custom data needs a non-empty category and key")
+    check_text(category, "custom data category", MAX_LABEL_CHARS["category"])
+    check_text(key, "custom data key", MAX_LABEL_CHARS["key"])
     body = dump_json(value)
+    check_json(value, "custom data value")
     stamp = updated_at or now()
     existing = _FIND.run(conn, {"category": category, "key": key}).fetchone()
     if existing is None:

@@ -9,8 +9,10 @@ deferred read transaction tries to upgrade.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
+import stat
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -103,6 +105,7 @@ class Store:
             StoreError: the directory cannot be created or the database cannot be migrated.
         """
         path = store_path_for(root)
+        _refuse_linked_store(path)
         fresh = not path.exists()
         if fresh:
             if not create:
@@ -252,6 +255,28 @@ def create_schema(engine: Engine) -> None:
             "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
         )
         conn.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)", (SCHEMA_REVISION,))
+
+
+def _refuse_linked_store(path: Path) -> None:
+    """The store file must be the project's own: SQLite would follow a symlink (even a dangling one, creating
+    its target) and write another project's memory or any file the server can reach. A symlinked
+    `.homeport/` itself is refused earlier, when the project is found (homeport.workspace.guards).
+
+    Raises:
+        StoreError: `path` is a symlink or not a regular file.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot inspect the store {path}: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+        raise StoreError(
+            f"the store {path} is {kind}; a project's store must be its own file: remove it (or move the "
+            "file it points to into its place)"
+        )
 
 
 def _is_empty(engine: Engine) -> bool:

@@ -11,6 +11,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
+from homeport.store.fields import MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column
@@ -54,6 +55,9 @@ def insert_decision(
     summary = (summary or "").strip()
     if not summary:
         raise InvalidItemError("decision summary is empty; say in one line what was decided")
+    check_text(summary, "decision summary", MAX_TITLE_CHARS)
+    check_text(rationale, "decision rationale", MAX_TEXT_CHARS)
+    check_text(implementation_details, "decision implementation_details", MAX_TEXT_CHARS)
     created = created_at or now()
     updated = updated_at or created
     values = {

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, insert, or_, select
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
+from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import require_item
 from homeport.store.schema import links
 
@@ -51,6 +52,8 @@ def insert_link(
     relationship = (relationship or "").strip()
     if not relationship:
         raise InvalidItemError("relationship is empty; name it, e.g. implements, depends_on, relates_to")
+    check_text(relationship, "relationship", MAX_LABEL_CHARS["relationship"])
+    check_text(description, "link description", MAX_TEXT_CHARS)
     if (source_type, source_id) == (target_type, target_id):
         raise InvalidItemError(f"{source_type} {source_id} cannot be linked to itself")
     require_item(conn, source_type, source_id)

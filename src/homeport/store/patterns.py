@@ -11,6 +11,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
+from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import system_patterns
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
@@ -45,6 +46,8 @@ def upsert_system_pattern(
     name, description = (name or "").strip(), (description or "").strip()
     if not name or not description:
         raise InvalidItemError("a system pattern needs a non-empty name and description")
+    check_text(name, "system pattern name", MAX_LABEL_CHARS["name"])
+    check_text(description, "system pattern description", MAX_TEXT_CHARS)
     stamp = updated_at or now()
     existing = conn.execute(
         select(system_patterns.c.id, system_patterns.c.created_at).where(system_patterns.c.name_key == name.casefold())

@@ -10,12 +10,14 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
+from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
 
 __all__ = [
     "COMMON_STATUSES",
     "delete_progress",
+    "find_cycle",
     "get_progress",
     "get_progress_tree",
     "insert_progress",
@@ -137,8 +139,10 @@ def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) ->
             )
         rows = conn.execute(select(progress).where(progress.c.id.in_(subtree))).all()
         links_removed = sum(forget_item(conn, ITEM_TYPE, i) for i in subtree)
-        for item_id in reversed(subtree):  # children before parents: the foreign key holds throughout
-            conn.execute(delete(progress).where(progress.c.id == item_id))
+        # Parent links cut first: the foreign key holds at each step whatever the order, even in a damaged
+        # tree whose parents loop.
+        conn.execute(update(progress).where(progress.c.id.in_(subtree)).values(parent_id=None))
+        conn.execute(delete(progress).where(progress.c.id.in_(subtree)))
     return {"deleted": [{"type": ITEM_TYPE, **row_dict(r)} for r in rows], "links_removed": links_removed}
 
 
@@ -177,8 +181,10 @@ def get_progress_tree(
         rows = [row_dict(r) for r in conn.execute(select(progress).order_by(progress.c.id))]
     nodes = {r["id"]: {**r, "children": []} for r in rows}
     tops: list[dict[str, Any]] = []
+    looped = _looping_ids(nodes)
     for node in nodes.values():
-        parent = nodes.get(node["parent_id"]) if node["parent_id"] is not None else None
+        # An entry on a parent cycle (a damaged store) is shown at the top level: every entry appears once.
+        parent = nodes.get(node["parent_id"]) if node["parent_id"] is not None and node["id"] not in looped else None
         (parent["children"] if parent else tops).append(node)
     forest = [nodes[root_id]] if root_id is not None else tops
     if status is not None:
@@ -198,11 +204,48 @@ def _prune(node: dict[str, Any], status: str) -> dict[str, Any] | None:
 
 
 def _subtree_ids(conn: Connection, root_id: int) -> list[int]:
-    ids, frontier = [root_id], [root_id]
+    ids, seen, frontier = [root_id], {root_id}, [root_id]
     while frontier:
-        frontier = list(conn.execute(select(progress.c.id).where(progress.c.parent_id.in_(frontier))).scalars())
+        children = conn.execute(select(progress.c.id).where(progress.c.parent_id.in_(frontier))).scalars()
+        frontier = [c for c in children if c not in seen]  # a damaged tree may loop: each id once
+        seen.update(frontier)
         ids.extend(frontier)
     return ids
+
+
+def find_cycle(conn: Connection) -> list[int] | None:
+    """The ids of one loop of parent links, first id repeated at the end, or None if the entries form a forest."""
+    parents: dict[int, int | None] = {i: p for i, p in conn.execute(select(progress.c.id, progress.c.parent_id))}
+    done: set[int] = set()
+    for start in parents:
+        path: list[int] = []
+        on_path: set[int] = set()
+        cursor: int | None = start
+        while cursor is not None and cursor not in done:
+            if cursor in on_path:
+                return [*path[path.index(cursor) :], cursor]
+            path.append(cursor)
+            on_path.add(cursor)
+            cursor = parents.get(cursor)
+        done.update(path)
+    return None
+
+
+def _looping_ids(nodes: dict[int, dict[str, Any]]) -> set[int]:
+    """One id per parent loop, the one whose parent link is cut so the loop can be shown as a tree."""
+    cut: set[int] = set()
+    done: set[int] = set()
+    for start in nodes:
+        path: set[int] = set()
+        cursor: int | None = start
+        while cursor is not None and cursor in nodes and cursor not in done:
+            if cursor in path:
+                cut.add(cursor)
+                break
+            path.add(cursor)
+            cursor = nodes[cursor]["parent_id"]
+        done.update(path)
+    return cut
 
 
 def _clean(value: str, name: str) -> str:
@@ -210,6 +253,7 @@ def _clean(value: str, name: str) -> str:
     if not value:
         hint = f" (common: {', '.join(COMMON_STATUSES)})" if name == "status" else ""
         raise InvalidItemError(f"progress {name} is empty; pass a non-empty {name}{hint}")
+    check_text(value, f"progress {name}", MAX_LABEL_CHARS["status"] if name == "status" else MAX_TEXT_CHARS)
     return value
 
 
@@ -220,9 +264,11 @@ def _require(conn: Connection, item_id: int, name: str) -> None:
 
 def _refuse_cycle(conn: Connection, item_id: int, parent_id: int) -> None:
     cursor: int | None = parent_id
-    while cursor is not None:
+    seen: set[int] = set()
+    while cursor is not None and cursor not in seen:  # `seen`: a loop above (a damaged store) ends the walk
         if cursor == item_id:
             raise InvalidItemError(f"parent_id {parent_id} would make progress {item_id} its own ancestor")
+        seen.add(cursor)
         cursor = conn.execute(select(progress.c.parent_id).where(progress.c.id == cursor)).scalar()
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 from homeport.errors import InvalidItemError
 from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
 from homeport.store.database import Store, driver
+from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
 
 __all__ = ["RANK_WINDOW", "SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
 
@@ -106,6 +107,7 @@ def search(
     """
     if not query.strip():
         raise InvalidItemError("search query is empty; pass words to look for")
+    check_text(query, "search query", MAX_QUERY_CHARS)
     wanted = list(types or SEARCHABLE_TYPES)
     unknown = sorted(set(wanted) - set(SEARCHABLE_TYPES))
     if unknown:
@@ -170,12 +172,21 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
             "type": item_type,
             "id": int(item_id),
             "title": title,
-            "snippet": snip or title,
+            "snippet": _clip(snip or title),
             "score": float(f"{-float(score):.6g}"),
             "updated_at": updated_at,
         }
         for item_type, item_id, title, updated_at, snip, score in rows
     ]
+
+
+def _clip(snippet: str) -> str:
+    """At most MAX_SNIPPET_CHARS: FTS5 bounds a snippet in tokens, and one token may be a 100,000-character word."""
+    if len(snippet) <= MAX_SNIPPET_CHARS:
+        return snippet
+    start = max(0, snippet.find("[") - MAX_SNIPPET_CHARS // 4)  # keep the first highlighted match in view
+    clipped = snippet[start : start + MAX_SNIPPET_CHARS - 2]
+    return ("…" if start else "") + clipped + "…"
 
 
 def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOT
 from homeport.server.pipeline import Call
 from homeport.server.tools.memory import IdArg, Json, LimitArg
 from homeport.store import activity, batch, catalog, contexts, links, search, transfer
+from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
 
 __all__ = ["ItemType"]
 
@@ -29,7 +30,7 @@ TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-2
 )
 def search_items(
     call: Call,
-    query: str,
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)],
     types: Annotated[list[ItemType] | None, Field(description="Limit to these item types.")] = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
     tags_any: Annotated[list[str] | None, Field(description="Items with any of these tags.")] = None,
@@ -53,8 +54,8 @@ def link_items(
     source_id: IdArg,
     target_type: ItemType,
     target_id: IdArg,
-    relationship: str,
-    description: str | None = None,
+    relationship: Relationship,
+    description: LongText | None = None,
 ) -> Json:
     return links.link_items(
         call.require_store(), source_type, source_id, target_type, target_id, relationship, description=description
@@ -161,10 +162,28 @@ def export_tool(
     "memory",
     REPLACE,
     "Read an export back (default .homeport/export). mode=merge keeps existing items and overwrites those "
-    "with the same id; mode=replace empties the memory first. One transaction.",
+    "with the same id; mode=replace empties the memory first. Every item is validated first and the writes "
+    "are one transaction: an invalid item (named with its field) imports nothing. dry_run=true reports the "
+    "ids that would be added, changed and removed without writing.",
     name="import",
     write=True,
     scan=Scan.CONTENT,
 )
-def import_tool(call: Call, input_dir: str | None = None, mode: Literal["merge", "replace"] = "merge") -> Json:
-    return transfer.import_memory(call.require_store(), call.root, input_dir=input_dir, mode=mode, screen=call.screen)
+def import_tool(
+    call: Call,
+    input_dir: str | None = None,
+    mode: Literal["merge", "replace"] = "merge",
+    dry_run: Annotated[bool, Field(description="Check and report what would change; write nothing.")] = False,
+    allow_empty: Annotated[
+        bool, Field(description="mode=replace with an export that holds no items may erase the memory.")
+    ] = False,
+) -> Json:
+    return transfer.import_memory(
+        call.require_store(),
+        call.root,
+        input_dir=input_dir,
+        mode=mode,
+        dry_run=dry_run,
+        allow_empty=allow_empty,
+        screen=call.screen,
+    )

@@ -9,18 +9,26 @@ from pydantic import Field
 from homeport.server.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.server.pipeline import Call
 from homeport.store import contexts, custom_data, decisions, patterns, progress
+from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
+from homeport.store.fields import Name as NameArg
+from homeport.store.fields import Status as StatusArg
+from homeport.store.fields import Tag as TagArg
 
 __all__ = ["IdArg", "Json", "LimitArg", "TagsArg"]
 
 Json = dict[str, Any]
 # Ids are SQLite integers: anything past 64 bits is refused by the schema, not by a crash.
-IdArg = Annotated[int, Field(ge=1, le=2**63 - 1)]
-ContentArg = Annotated[Json | None, Field(description="The whole new document (replaces it). Give this or patch.")]
+# The argument types and size caps are homeport.store.fields', which imports validate with too.
+IdArg = ItemId
+ContentArg = Annotated[
+    JsonDocument | None, Field(description="The whole new document (replaces it). Give this or patch.")
+]
 PatchArg = Annotated[
-    Json | None,
+    JsonDocument | None,
     Field(description='Keys to merge into the document; a key set to "__DELETE__" is removed. Give this or content.'),
 ]
-TagsArg = Annotated[list[str] | None, Field(description="Tags; matched case-insensitively.")]
+AllowEmptyArg = Annotated[bool, Field(description="content {} may erase a non-empty document (default: refused).")]
+TagsArg = Annotated[list[TagArg] | None, Field(description="Tags; matched case-insensitively.")]
 LimitArg = Annotated[int, Field(ge=1, le=1000)]
 
 PRODUCT = "product context: goals, features, architecture"
@@ -31,8 +39,12 @@ def _declare_context(kind: contexts.ContextKind, noun: str) -> None:
     def get_context(call: Call) -> Json:
         return contexts.get_context(call.store, kind)
 
-    def update_context(call: Call, content: ContentArg = None, patch: PatchArg = None) -> Json:
-        return contexts.update_context(call.require_store(), kind, content=content, patch=patch)
+    def update_context(
+        call: Call, content: ContentArg = None, patch: PatchArg = None, allow_empty: AllowEmptyArg = False
+    ) -> Json:
+        return contexts.update_context(
+            call.require_store(), kind, content=content, patch=patch, allow_empty=allow_empty
+        )
 
     CATALOG.tool("memory", READ, f"Read the {noun} (a JSON document) with its version.", name=f"get_{kind}_context")(
         get_context
@@ -60,9 +72,9 @@ _declare_context("active", ACTIVE)
 )
 def log_decision(
     call: Call,
-    summary: str,
-    rationale: str | None = None,
-    implementation_details: str | None = None,
+    summary: Title,
+    rationale: LongText | None = None,
+    implementation_details: LongText | None = None,
     tags: TagsArg = None,
 ) -> Json:
     return decisions.log_decision(
@@ -83,7 +95,7 @@ def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, ta
     write=True,
     scan=Scan.ARGUMENTS,
 )
-def log_progress(call: Call, status: str, description: str, parent_id: IdArg | None = None) -> Json:
+def log_progress(call: Call, status: StatusArg, description: LongText, parent_id: IdArg | None = None) -> Json:
     return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
 
 
@@ -97,8 +109,8 @@ def log_progress(call: Call, status: str, description: str, parent_id: IdArg | N
 def update_progress(
     call: Call,
     progress_id: IdArg,
-    status: str | None = None,
-    description: str | None = None,
+    status: StatusArg | None = None,
+    description: LongText | None = None,
     parent_id: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None,
 ) -> Json:
     return progress.update_progress(
@@ -150,7 +162,7 @@ def delete_custom_data(call: Call, category: str, key: str) -> Json:
     write=True,
     scan=Scan.ARGUMENTS,
 )
-def log_system_pattern(call: Call, name: str, description: str, tags: TagsArg = None) -> Json:
+def log_system_pattern(call: Call, name: NameArg, description: LongText, tags: TagsArg = None) -> Json:
     return patterns.log_system_pattern(call.require_store(), name, description, tags=tags)
 
 
@@ -174,7 +186,7 @@ def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
     write=True,
     scan=Scan.ARGUMENTS,
 )
-def log_custom_data(call: Call, category: str, key: str, value: Any) -> Json:
+def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue) -> Json:
     return custom_data.log_custom_data(call.require_store(), category, key, value)
 
 
