@@ -51,7 +51,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine_description, percentile, proc_status_kb
+from _common import RESULTS, cpu_jiffies, machine_description, percentile, proc_status_kb, process_jiffies
 
 SERVER_CMD = [sys.executable, "-c", "from homeport.cli import main; main()", "serve", "--http", "--host", "127.0.0.1"]
 WRITE_TOOLS = ("log_decision", "log_progress", "update_active_context", "log_custom_data")
@@ -67,6 +67,7 @@ TOOL_WEIGHTS = {
     "where_am_i": 10,
 }
 SOURCES = ("argument", "header", "query", "handle", "session")
+ERA_NAMES = {"auto": "2026-07-28", "legacy": "2025 (session)"}
 RESTART_WINDOW_BEFORE_S = 0.5
 RESTART_WINDOW_AFTER_S = 5.0
 SIGTERM_GRACE_S = 20.0
@@ -86,6 +87,8 @@ class CallRecord:
     era: str
     ms: float
     error: str | None = None  # kind, None when the call succeeded
+    detail: str = ""  # the error's message
+    first: bool = False  # the first call of its session
 
 
 @dataclass
@@ -117,6 +120,9 @@ class Sample:
     rss_mb: float
     fds: int
     threads: int
+    server_cores: float = float("nan")  # CPU since the last sample, in cores
+    client_cores: float = float("nan")  # this process: the clients
+    other_cores: float = float("nan")  # every other process on the machine
 
 
 class Run:
@@ -250,6 +256,7 @@ class Session:
         # The session default exists only on 2025-era connections.
         self.era = "legacy" if self.source == "session" else rng.choice(("auto", "legacy"))
         self.handle: str | None = None
+        self.calls_made = 0
 
     def transport(self) -> tuple[str, dict[str, str]]:
         if self.source == "header":
@@ -304,7 +311,10 @@ class Session:
         run.started += 1
         start = run.now()
         error: str | None = None
+        detail = ""
         result: Any = None
+        first = self.calls_made == 0
+        self.calls_made += 1
         try:
             if drop_after is not None:
                 with anyio.move_on_after(drop_after) as scope:
@@ -322,37 +332,40 @@ class Session:
             raise
         except Exception as exc:
             error = f"exception:{exception_kind(exc)}"
+            detail = exception_detail(exc)
             raise SessionBroken(error) from exc
         finally:
             end = run.now()
             if result is not None and error is None:
-                error = self.check(tool, args, result)
+                error, detail = self.check(tool, args, result)
             if error is None and result is None:
                 error = "interrupted"  # cancelled from outside: the session's transport failed
             ms = (end - start) * 1000
-            run.calls.append(CallRecord(start, end, self.client, tool, self.source, self.era, ms, error))
+            record = CallRecord(start, end, self.client, tool, self.source, self.era, ms, error, detail, first)
+            run.calls.append(record)
         return result, error
 
-    def check(self, tool: str, args: dict[str, Any], result: Any) -> str | None:
-        """The error kind of a returned result, or None when it is right."""
+    def check(self, tool: str, args: dict[str, Any], result: Any) -> tuple[str | None, str]:
+        """(error kind, detail) of a returned result; (None, "") when it is right."""
         data = result.structured_content or {}
         if result.is_error:
             code = (data.get("error") or {}).get("code")
-            return f"tool:{code}" if code else "tool:unstructured"
+            text = " ".join(getattr(part, "text", "") for part in result.content)
+            return (f"tool:{code}" if code else "tool:unstructured"), text[:300]
         ws = data.get("workspace") or {}
         if ws.get("root") != str(self.root):
-            return "misrouted"
+            return "misrouted", f"{tool} for {self.root} answered from {ws.get('root')}"
         if ws.get("source") != self.expected_source():
-            return f"wrong_source:{ws.get('source')}"
+            return f"wrong_source:{ws.get('source')}", f"{tool} named by {self.source} reported {ws}"
         if tool == "get_decisions" and self.state["decisions"]:
             newest_acked = self.state["decisions"][-1][1]
             if newest_acked not in {d["id"] for d in data.get("decisions", [])}:
-                return "stale_read"
+                return "stale_read", f"decision {newest_acked} acknowledged but not among the newest 10"
         if tool == "search" and args["query"].startswith("soak"):
             wanted = next(i for t, i in self.state["decisions"] if t == args["query"])
             if wanted not in {r["id"] for r in data.get("results", []) if r["type"] == "decision"}:
-                return "search_miss"
-        return None
+                return "search_miss", f"decision {wanted} ({args['query']}) not found by search"
+        return None, ""
 
     async def run_calls(self, c: Client, calls: int, drop_at: int | None) -> None:
         if self.source in ("handle", "session"):
@@ -410,6 +423,12 @@ class CountingHandler(logging.Handler):
         self.counts[f"{record.name}: {record.getMessage().splitlines()[0][:120]}{exc}"] += 1
 
 
+def exception_detail(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(exception_detail(e) for e in exc.exceptions)[:300]
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
 def exception_kind(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "+".join(sorted({exception_kind(e) for e in exc.exceptions}))
@@ -442,13 +461,15 @@ async def client_loop(run: Run, client: int) -> None:
             if not connected:
                 at = run.now()
                 kind = "timeout" if isinstance(exc, TimeoutError) else exception_kind(exc)
-                run.calls.append(
-                    CallRecord(at, at, client, "(connect)", session.source, session.era, 0.0, f"connect:{kind}")
-                )
+                record = CallRecord(at, at, client, "(connect)", session.source, session.era, 0.0, f"connect:{kind}")
+                record.detail = exception_detail(exc)
+                run.calls.append(record)
             elif reason is None:
                 at = run.now()
                 kind = f"session:{exception_kind(exc)}"
-                run.calls.append(CallRecord(at, at, client, "(session)", session.source, session.era, 0.0, kind))
+                record = CallRecord(at, at, client, "(session)", session.source, session.era, 0.0, kind)
+                record.detail = exception_detail(exc)
+                run.calls.append(record)
             if reason != "dropped by the client":
                 await anyio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
@@ -506,6 +527,8 @@ class LogWatcher:
 
 
 async def sampler(run: Run, watcher: LogWatcher) -> None:
+    hz = os.sysconf("SC_CLK_TCK")
+    last: tuple[float, int | None, int, int, int] | None = None  # (t, pid, machine busy, server, self) jiffies
     while not run.done():
         pid = run.server.pid if run.server else None
         if pid:
@@ -515,8 +538,16 @@ async def sampler(run: Run, watcher: LogWatcher) -> None:
                 fds = len(os.listdir(f"/proc/{pid}/fd"))
             except OSError:
                 fds = -1
+            now = (run.now(), pid, cpu_jiffies()[0], process_jiffies(pid), process_jiffies("self"))
             if rss:
-                run.samples.append(Sample(run.now(), pid, rss / 1024, fds, threads or 0))
+                sample = Sample(now[0], pid, rss / 1024, fds, threads or 0)
+                if last is not None and last[1] == pid and now[0] > last[0]:
+                    seconds = now[0] - last[0]
+                    server, client = (now[3] - last[3]) / hz, (now[4] - last[4]) / hz
+                    sample.server_cores, sample.client_cores = server / seconds, client / seconds
+                    sample.other_cores = max(0.0, (now[2] - last[2]) / hz - server - client) / seconds
+                run.samples.append(sample)
+            last = now
         watcher.poll(run)
         await anyio.sleep(run.args.sample_s)
 
@@ -626,13 +657,19 @@ def server_log_findings(run: Run) -> dict[str, Any]:
 def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str, Any]:
     real = [c for c in run.calls if not c.tool.startswith("(")]
     ok = [c for c in real if c.error is None]
-    errors: dict[str, dict[str, int]] = defaultdict(lambda: {"total": 0, "near_restart": 0, "away_from_restart": 0})
+    errors: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"total": 0, "near_restart": 0, "away_from_restart": 0, "by_era": Counter(), "examples": []}
+    )
     for c in run.calls:
         if c.error is None:
             continue
         e = errors[c.error]
         e["total"] += 1
-        e["near_restart" if near_restart(run, c.end) else "away_from_restart"] += 1
+        near = near_restart(run, c.end)
+        e["near_restart" if near else "away_from_restart"] += 1
+        e["by_era"][ERA_NAMES[c.era]] += 1
+        if c.detail and len(e["examples"]) < 3 and all(x["detail"] != c.detail for x in e["examples"]):
+            e["examples"].append({"t": round(c.end, 1), "tool": c.tool, "near_restart": near, "detail": c.detail})
     latency = {}
     for tool in sorted({c.tool for c in ok}):
         ms = [c.ms for c in ok if c.tool == tool]
@@ -643,14 +680,19 @@ def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str
             "p99": percentile(ms, 99),
             "max": max(ms),
         }
-    all_ms = [c.ms for c in ok]
-    latency["(all)"] = {
-        "n": len(all_ms),
-        "p50": percentile(all_ms, 50),
-        "p95": percentile(all_ms, 95),
-        "p99": percentile(all_ms, 99),
-        "max": max(all_ms, default=float("nan")),
-    }
+    for label, subset in (
+        ("(all)", ok),
+        ("(first call of a session)", [c for c in ok if c.first]),
+        ("(later calls)", [c for c in ok if not c.first]),
+    ):
+        ms = [c.ms for c in subset]
+        latency[label] = {
+            "n": len(ms),
+            "p50": percentile(ms, 50),
+            "p95": percentile(ms, 95),
+            "p99": percentile(ms, 99),
+            "max": max(ms, default=float("nan")),
+        }
     restarts = []
     for r in run.restarts:
         cut = [c for c in real if c.t <= r.t_signal <= c.end]
@@ -658,10 +700,16 @@ def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str
         r.in_flight_ok = sum(c.error is None for c in cut)
         r.in_flight_failed = dict(Counter(c.error for c in cut if c.error is not None))
         d = asdict(r)
+        d["in_flight_outcomes"] = dict(Counter(f"{c.error or 'ok'} ({ERA_NAMES[c.era]})" for c in cut))
         d["stop_s"] = r.t_exited - r.t_signal
         d["down_s"] = r.t_ready - r.t_signal
         restarts.append(d)
     rss = [s.rss_mb for s in run.samples]
+
+    def mean(values: list[float]) -> float:
+        values = [v for v in values if v == v]
+        return sum(values) / len(values) if values else float("nan")
+
     incarnations = []
     for pid in dict.fromkeys(s.pid for s in run.samples):
         mine = [s for s in run.samples if s.pid == pid]
@@ -700,6 +748,11 @@ def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str
             "max": max(rss, default=None),
         },
         "incarnations": incarnations,
+        "cpu_cores_mean": {
+            "server": mean([x.server_cores for x in run.samples]),
+            "clients": mean([x.client_cores for x in run.samples]),
+            "other_processes": mean([x.other_cores for x in run.samples]),
+        },
         "timeline": {
             "window_s": plot_window(run),
             "latency_ms": [
@@ -707,7 +760,14 @@ def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str
                 for t, p50, p95, p99, n in windows(run, plot_window(run))
             ],
             "rss": [
-                {"t": round(x.t, 1), "pid": x.pid, "rss_mb": round(x.rss_mb, 1), "fds": x.fds}
+                {
+                    "t": round(x.t, 1),
+                    "pid": x.pid,
+                    "rss_mb": round(x.rss_mb, 1),
+                    "fds": x.fds,
+                    "server_cores": round(x.server_cores, 2),
+                    "other_cores": round(x.other_cores, 2),
+                }
                 for x in run.samples[:: max(1, round(5 / run.args.sample_s))]
             ],
         },
@@ -771,6 +831,11 @@ def plot(run: Run, summary: dict[str, Any], path: Path) -> str:
         label="errors/s",
     )
     ax_err.set_ylabel("calls/s")
+    ax_cpu = ax_err.twinx()
+    ax_cpu.plot([x.t for x in run.samples], [x.server_cores for x in run.samples], color="tab:green", lw=0.8)
+    ax_cpu.plot([x.t for x in run.samples], [x.other_cores for x in run.samples], color="tab:gray", lw=0.8)
+    ax_cpu.set_ylabel("cores: server (green)\nother processes (grey)", fontsize=8)
+    ax_cpu.set_ylim(bottom=0)
     for pid in dict.fromkeys(s.pid for s in run.samples):
         mine = [s for s in run.samples if s.pid == pid]
         ax_rss.plot([s.t for s in mine], [s.rss_mb for s in mine], color="tab:purple")
@@ -802,16 +867,21 @@ def print_summary(s: dict[str, Any]) -> None:
     print(f"sessions {sum(s['sessions'].values()):,}: {s['sessions']}")
     print("errors by kind (total / near a restart / away from restarts):")
     for kind, e in s["errors"].items():
-        print(f"  {kind:48s} {e['total']:6d} {e['near_restart']:6d} {e['away_from_restart']:6d}")
+        eras = ", ".join(f"{era} {n}" for era, n in e["by_era"].items())
+        print(f"  {kind:40s} {e['total']:6d} {e['near_restart']:6d} {e['away_from_restart']:6d}   {eras}")
+        for example in e["examples"][:1]:
+            print(f"      e.g. {example['tool']} at {example['t']} s: {example['detail'][:140]}")
     print("latency ms (successful calls):        n      p50      p95      p99      max")
     for tool, lat in s["latency_ms"].items():
-        print(f"  {tool:28s} {lat['n']:8d} {lat['p50']:8.2f} {lat['p95']:8.2f} {lat['p99']:8.2f} {lat['max']:8.1f}")
+        print(
+            f"  {tool[:28]:28s} {lat['n']:8d} {lat['p50']:8.2f} {lat['p95']:8.2f} {lat['p99']:8.2f} {lat['max']:8.1f}"
+        )
     print("restarts:")
     for r in s["restarts"]:
         print(
             f"  {r['signal']:7s} at {r['t_signal']:6.1f} s: stopped in {r['stop_s']:.2f} s (exit {r['exit_code']}"
             f"{', forced SIGKILL' if r['forced_kill'] else ''}), ready after {r['down_s']:.2f} s; "
-            f"in flight {r['in_flight']}: {r['in_flight_ok']} ok, failed {r['in_flight_failed']}"
+            f"in flight {r['in_flight']}: {r['in_flight_outcomes']}"
         )
     rss = s["rss_mb"]
     if rss["start"] is not None:
@@ -822,6 +892,11 @@ def print_summary(s: dict[str, Any]) -> None:
             f"{inc['rss_end_mb']:.1f} (max {inc['rss_max_mb']:.1f}), fds {inc['fds_start']} -> {inc['fds_end']} "
             f"(max {inc['fds_max']}), threads max {inc['threads_max']}"
         )
+    cpu = s["cpu_cores_mean"]
+    print(
+        f"CPU, mean cores: server {cpu['server']:.2f}, clients {cpu['clients']:.2f}, "
+        f"other processes {cpu['other_processes']:.2f} (of {os.cpu_count()})"
+    )
     log = s["server_log"]
     print(f"server log: {log['error_lines']} error lines (total / near a restart / near a client drop / neither)")
     for entry in log["lines"][:12]:
@@ -903,6 +978,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0, help="server port on 127.0.0.1 (default: a free one)")
     p.add_argument("--out", type=Path, default=RESULTS, help="where the JSON and PNG go (default bench/results)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (stores, server logs)")
+    p.add_argument("--no-plot", action="store_true", help="write the JSON summary only")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="homeport-soak-"))
     client_log_handler = CountingHandler()
@@ -919,7 +995,8 @@ def main(argv: list[str] | None = None) -> int:
         stem.with_suffix(".json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
         print_summary(summary)
         print(f"summary: {stem.with_suffix('.json')}")
-        print(plot(run, summary, stem.with_suffix(".png")))
+        if not args.no_plot:
+            print(plot(run, summary, stem.with_suffix(".png")))
         bad = (
             verification["lost_writes"]
             or verification["misplaced_writes"]

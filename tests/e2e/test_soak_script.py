@@ -22,7 +22,19 @@ SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 
 def test_a_short_soak_with_one_restart_loses_no_acknowledged_write(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(SOAK), "--minutes", "0.05", "--clients", "1", "--restarts", "1", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            str(SOAK),
+            "--minutes",
+            "0.05",
+            "--clients",
+            "1",
+            "--restarts",
+            "1",
+            "--no-plot",
+            "--out",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
