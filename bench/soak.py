@@ -98,6 +98,7 @@ class WriteRecord:
     tool: str
     acked: bool
     ident: int | None = None  # row id, or the context version
+    error: str | None = None  # the call's error kind when it was not acknowledged
 
 
 @dataclass
@@ -257,6 +258,7 @@ class Session:
         self.era = "legacy" if self.source == "session" else rng.choice(("auto", "legacy"))
         self.handle: str | None = None
         self.calls_made = 0
+        self.last_error: str | None = None
 
     def transport(self) -> tuple[str, dict[str, str]]:
         if self.source == "header":
@@ -343,6 +345,7 @@ class Session:
             ms = (end - start) * 1000
             record = CallRecord(start, end, self.client, tool, self.source, self.era, ms, error, detail, first)
             run.calls.append(record)
+            self.last_error = error
         return result, error
 
     def check(self, tool: str, args: dict[str, Any], result: Any) -> tuple[str | None, str]:
@@ -384,7 +387,10 @@ class Session:
             if tool in WRITE_TOOLS:
                 args, write = self.next_write(tool)
                 self.run.writes.append(write)
-                result, error = await self.call(c, tool, args, drop)
+                try:
+                    result, error = await self.call(c, tool, args, drop)
+                finally:
+                    write.error = self.last_error
                 if error is None:
                     write.acked = True
                     data = result.structured_content
@@ -589,6 +595,7 @@ def verify(run: Run, allow_root: Path) -> dict[str, Any]:
                     where[token].add(db)
     lost, misplaced = [], []
     unacked_present = 0
+    unacked_by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     for w in run.writes:
         own = run.projects[w.client] / ".homeport" / "homeport.db"
         if w.acked:
@@ -597,6 +604,10 @@ def verify(run: Run, allow_root: Path) -> dict[str, Any]:
                 lost.append(asdict(w))
         elif own in where.get(w.token, set()):
             unacked_present += 1
+        if not w.acked:
+            outcome = unacked_by_kind[w.error or "unknown"]
+            outcome["not_acknowledged"] += 1
+            outcome["stored"] += own in where.get(w.token, set())
         others = where.get(w.token, set()) - {own}
         if others:
             misplaced.append({**asdict(w), "found_in": sorted(str(p) for p in others)})
@@ -608,6 +619,7 @@ def verify(run: Run, allow_root: Path) -> dict[str, Any]:
         "writes_acknowledged": sum(w.acked for w in run.writes),
         "writes_unacknowledged": sum(not w.acked for w in run.writes),
         "unacknowledged_but_stored": unacked_present,
+        "unacknowledged_by_error": {k: dict(v) for k, v in unacked_by_kind.items()},
         "lost_writes": len(lost),
         "lost": lost[:50],
         "misplaced_writes": len(misplaced),
@@ -914,17 +926,16 @@ def print_summary(s: dict[str, Any]) -> None:
         f"MISPLACED {v['misplaced_writes']}; stores {len(v['stores'])} (unexpected {len(v['unexpected_stores'])}); "
         f"integrity {'ok' if v['integrity_ok'] else 'FAILED'}"
     )
+    for kind, outcome in v["unacknowledged_by_error"].items():
+        print(f"  not acknowledged after {kind}: {outcome['not_acknowledged']}, stored anyway {outcome['stored']}")
 
 
 # ---------------------------------------------------------------------------------------------
 # Main.
 
 
-async def soak(args: argparse.Namespace, work: Path) -> tuple[Run, ServerProcess]:
-    allow_root = work / "projects"
-    projects = make_projects(allow_root, args.clients + args.idle_projects)
-    port = args.port or free_port()
-    server = ServerProcess(port, allow_root, work)
+async def soak(args: argparse.Namespace, projects: list[Path], server: ServerProcess) -> Run:
+    port = server.port
     await anyio.to_thread.run_sync(server.start)
     run = Run(args, projects, port)
     run.server = server
@@ -960,7 +971,7 @@ async def soak(args: argparse.Namespace, work: Path) -> tuple[Run, ServerProcess
     code, forced = await anyio.to_thread.run_sync(server.stop, "SIGTERM")
     run.final_stop = {"stop_s": run.now() - final_stop, "exit_code": code, "forced_kill": forced}
     watcher.poll(run)
-    return run, server
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -982,10 +993,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="homeport-soak-"))
     client_log_handler = CountingHandler()
-    server: ServerProcess | None = None
+    # Made here, so that the server is stopped whatever ends the run (Ctrl-C too).
+    server = ServerProcess(args.port or free_port(), work / "projects", work)
     try:
+        projects = make_projects(work / "projects", args.clients + args.idle_projects)
         logging.getLogger().addHandler(client_log_handler)
-        run, server = anyio.run(soak, args, work)
+        run = anyio.run(soak, args, projects, server)
         run.client_log = client_log_handler.counts
         wall = run.load_end
         verification = verify(run, work / "projects")
@@ -1006,7 +1019,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1 if bad else 0
     finally:
-        if server is not None and server.pid is not None:
+        if server.pid is not None:
             server.stop("SIGKILL")
         if args.keep:
             print(f"kept {work}")
