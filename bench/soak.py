@@ -741,7 +741,8 @@ def summarize(run: Run, verification: dict[str, Any], wall_s: float) -> dict[str
         )
     return {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine_description(),
+        # The interpreter's version, not its path (a path says nothing about Homeport).
+        "machine": {k: v.split(" (/")[0] if k == "python" else v for k, v in machine_description().items()},
         "settings": {k: v for k, v in vars(run.args).items() if k != "out"},
         "projects": len(run.projects),
         "wall_s": wall_s,
