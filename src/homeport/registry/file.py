@@ -83,6 +83,22 @@ class InstanceRegistry:
         with self._locked():
             return self._load_live()
 
+    def survey(self) -> tuple[list[tuple[Owner, list[str], bool]], RegistryState]:
+        """Every registered instance with its directories and whether it is live; the dead are then pruned.
+
+        Returns the instances as found (for `homeport status`) and the state after pruning.
+
+        Raises:
+            RegistryError: as `read`.
+        """
+        with self._locked():
+            found = self._load()
+            live = self._load_live(found)
+        return [
+            (owner, roots, (pid, endpoint) in live.instances())
+            for (pid, endpoint), (owner, roots) in found.instances().items()
+        ], live
+
     def owner_of(self, root: Path | str) -> tuple[str, Owner] | None:
         """The live instance that owns `root` (the deepest owned directory containing it), or None."""
         return owner_for(self.read(), str(root))
@@ -162,8 +178,8 @@ class InstanceRegistry:
                 f"cannot use the state directory {self.directory} ({exc.strerror}); pass --state-dir"
             ) from exc
 
-    def _load_live(self) -> RegistryState:
-        state = self._load()
+    def _load_live(self, state: RegistryState | None = None) -> RegistryState:
+        state = self._load() if state is None else state
         live = prune(state, self.is_live)
         if live.owners != state.owners:
             gone = sorted({o.pid for o in state.owners.values()} - {o.pid for o in live.owners.values()})
