@@ -142,6 +142,7 @@ def test_an_owner_whose_port_is_taken_moves_to_the_next_free_one_and_remembers_i
     port = wait_serving(first, state)
     stop(first)
     with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the old server's TIME_WAIT is no owner
         squatter.bind(("127.0.0.1", port))
         squatter.listen()
         second = start(state, project, tmp_path / "2.log")

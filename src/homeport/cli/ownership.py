@@ -12,23 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import click
-import platformdirs
 from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from homeport import __version__
-from homeport.cli._compose import domain_errors, shell_path
+from homeport.cli._compose import default_state_dir, domain_errors, shell_path
 from homeport.errors import ConfigError
 from homeport.registry import InstanceRegistry, Owner
 from homeport.workspace import canonical_directory, is_within
 
-__all__ = ["default_state_dir", "own_workspaces", "state_dir_option", "status"]
-
-
-def default_state_dir() -> Path:
-    return Path(platformdirs.user_state_dir("homeport", appauthor=False))
+__all__ = ["own_workspaces", "state_dir_option", "status"]
 
 
 def state_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:

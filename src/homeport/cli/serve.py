@@ -102,6 +102,7 @@ def serve(
         directory_file=directory_file,
         agent=agent,
         auth=auth,
+        state_dir=state_dir,
     )
     if auth and not use_http:
         raise click.UsageError("--auth applies to --http; over stdio name the agent with --agent")

@@ -154,11 +154,6 @@ class InstanceRegistry:
             with contextlib.suppress(FileNotFoundError):
                 (self.instances / f"{pid}.json").unlink()
 
-    def forget(self, owner: Owner) -> None:
-        """Drop `owner`'s entries if it is no longer live (a forwarded call found it gone)."""
-        with self._locked():
-            self._load_live()
-
     # -- the file
 
     @contextlib.contextmanager

@@ -1,0 +1,149 @@
+"""Several servers, one owner per workspace: a stdio front end forwards each call to the live owner of
+its workspace (real processes: two `serve --http --own` owners and a stdio `homeport serve`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from ._support import clean_env, error_text, make_project, ok, serve_args, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
+
+DEADLINE_S = 30.0
+
+
+@dataclass
+class RunningOwner:
+    process: subprocess.Popen[bytes]
+    endpoint: str
+    root: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+def _registered(state: Path, pid: int) -> str | None:
+    with contextlib.suppress(OSError, ValueError):
+        owners = json.loads((state / "registry.json").read_text(encoding="utf-8"))["owners"]
+        for entry in owners.values():
+            if entry["pid"] == pid:
+                return str(entry["endpoint"])
+    return None
+
+
+def start_owner(state: Path, root: Path, log: Path) -> RunningOwner:
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, *serve_args("--http", "--own", "--allow-root", str(root))],
+            cwd=root,
+            env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text(errors="replace")
+        endpoint = _registered(state, process.pid)
+        if endpoint:
+            with contextlib.suppress(httpx2.TransportError, ValueError):
+                if httpx2.get(endpoint + "/healthz", timeout=1.0).json().get("pid") == process.pid:
+                    return RunningOwner(process, endpoint, root)
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"owner of {root} not serving:\n{log.read_text(errors='replace')}")
+
+
+@pytest.fixture
+def mesh(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, Path], list[RunningOwner]]]:
+    """(state dir, base, projects alpha/beta/gamma, owners of alpha and beta)."""
+    base = (tmp_path / "src").resolve()
+    projects = {name: make_project(base / name) for name in ("alpha", "beta", "gamma")}
+    state = tmp_path / "state"
+    owners = [start_owner(state, projects[n], tmp_path / f"{n}.log") for n in ("alpha", "beta")]
+    try:
+        yield state, base, projects, owners
+    finally:
+        for owner in owners:
+            if owner.process.poll() is None:
+                owner.process.terminate()
+            owner.process.wait(timeout=DEADLINE_S)
+
+
+def front_end(state: Path, base: Path):
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    return stdio_client(cwd=base, mode="auto", args=("--allow-root", str(base)), env=env)
+
+
+async def test_a_stdio_front_end_routes_each_workspace_to_its_owner_and_serves_the_rest_itself(mesh) -> None:
+    state, base, projects, (alpha_owner, beta_owner) = mesh
+    async with front_end(state, base) as client:
+        for name, owner in (("alpha", alpha_owner), ("beta", beta_owner)):
+            root = str(projects[name])
+            written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": f"for {name}"}))
+            # The owner resolved the root it was sent in X-Workspace-Id: its own answer, unchanged.
+            assert written["workspace"]["root"] == root and written["workspace"]["source"] == "header"
+            where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+            assert where["served_by"] == {
+                "process": "owner",
+                "pid": owner.pid,
+                "endpoint": owner.endpoint,
+                "owns": root,
+            }
+            read = ok(await client.call_tool("get_decisions", {"workspace": root}))
+            assert [d["summary"] for d in read["decisions"]] == [f"for {name}"]
+        local = ok(await client.call_tool("log_decision", {"workspace": str(projects["gamma"]), "summary": "here"}))
+        assert local["workspace"]["source"] == "argument"
+        where = ok(await client.call_tool("where_am_i", {"workspace": str(projects["gamma"])}))
+        assert where["served_by"]["process"] == "this"
+
+
+async def test_errors_and_large_results_come_back_from_the_owner_unchanged(mesh) -> None:
+    state, base, projects, _owners = mesh
+    root = str(projects["alpha"])
+    big = "x" * 300_000
+    async with front_end(state, base) as client:
+        missing = await client.call_tool("delete_decision", {"workspace": root, "decision_id": 424242})
+        assert missing.is_error and missing.structured_content["error"]["code"] == "item_not_found"
+        assert "424242" in error_text(missing)
+        ok(await client.call_tool("log_decision", {"workspace": root, "summary": "big", "rationale": big}))
+        read = ok(await client.call_tool("get_decisions", {"workspace": root}))
+        assert read["decisions"][0]["rationale"] == big and read["workspace"]["source"] == "header"
+
+
+async def test_the_front_ends_guards_run_before_anything_is_forwarded(mesh, tmp_path) -> None:
+    state, base, projects, _owners = mesh
+    outside = make_project(tmp_path / "outside")
+    async with front_end(state, base) as client:
+        refused = await client.call_tool("get_decisions", {"workspace": str(outside)})
+        assert refused.structured_content["error"]["code"] == "workspace_denied"
+        unknown = await client.call_tool("get_decisions", {"workspace": str(projects["alpha"]), "projectRoot": "/"})
+        assert unknown.structured_content["error"]["code"] == "unknown_argument"
+
+
+async def test_an_owner_that_died_fails_one_call_clearly_is_pruned_and_the_next_call_is_served_here(mesh) -> None:
+    state, base, projects, (alpha_owner, _beta) = mesh
+    root = str(projects["alpha"])
+    async with front_end(state, base) as client:
+        ok(await client.call_tool("log_decision", {"workspace": root, "summary": "before"}))  # forwarded
+        alpha_owner.process.send_signal(signal.SIGKILL)
+        alpha_owner.process.wait(timeout=DEADLINE_S)
+        failed = await client.call_tool("get_decisions", {"workspace": root})
+        assert failed.is_error and failed.structured_content["error"]["code"] == "owner_unavailable"
+        assert str(alpha_owner.pid) in error_text(failed)
+        assert _registered(state, alpha_owner.pid) is None
+        after = ok(await client.call_tool("get_decisions", {"workspace": root}))
+        assert after["workspace"]["source"] == "argument"
+        assert [d["summary"] for d in after["decisions"]] == ["before"]
