@@ -15,6 +15,7 @@ is pruned and the next call for the workspace is served here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -104,21 +105,25 @@ class Forwarder:
 
         Raises:
             OwnerUnavailableError: the owner did not answer; its entry is pruned.
-            RegistryError: the owner answered with a protocol error (not a tool error).
+            RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
-        payload = to_jsonable_python(arguments)
-        return await anyio.to_thread.run_sync(self._call_blocking, owned, owner, root, tool, payload)
-
-    def _call_blocking(self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any]) -> Any:
         from mcp.shared.exceptions import MCPError
 
+        payload = to_jsonable_python(arguments)
         key = (owner.endpoint, owner.pid, str(root))
         try:
-            portal, client = self._client(key, owner, root)
-            return portal.call(client.call_tool, tool, arguments)
+            with self._lock:
+                pooled, entry = self._portal, self._clients.get(key)
+            if pooled is not None and entry is not None:
+                portal, client = pooled, entry[1]
+            else:
+                # The first call to this owner for this workspace connects (blocking): off the event loop.
+                portal, client = await anyio.to_thread.run_sync(self._client, key, owner, root)
+            # Awaited across loops without a worker thread: the call runs on the forwarding loop.
+            return await asyncio.wrap_future(portal.start_task_soon(client.call_tool, tool, payload))
         except Exception as exc:
-            self._drop(key)
-            if self._still_live(owner) and isinstance(exc, MCPError):
+            live = await anyio.to_thread.run_sync(self._after_failure, key, owner)
+            if live and isinstance(exc, MCPError):
                 raise RegistryError(
                     f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
                 ) from exc
@@ -128,8 +133,9 @@ class Forwarder:
                 "pruned if it is gone; call again and it is served by the next owner, or by this process."
             ) from exc
 
-    def _still_live(self, owner: Owner) -> bool:
-        """Asked after a failed call: prunes the owner's entries if its endpoint no longer proves it."""
+    def _after_failure(self, key: tuple[str, int, str], owner: Owner) -> bool:
+        """Close the failed client; True if the owner is still live (else its entries are pruned)."""
+        self._drop(key)
         self._seen = None
         try:
             state = self.registry.read()
