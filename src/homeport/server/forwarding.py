@@ -6,11 +6,11 @@
          the owner's token when it has one; the owner resolves and guards again
       -> the owner's CallToolResult, returned as it came (errors included)
 
-The registry is read again only when its file changes (a `stat` per call otherwise). The SDK
-clients to the owners live on one background event loop (an anyio blocking portal), so the
-stdio and HTTP servers share one pool and a client is opened once per owner and workspace, not
-per call. An owner that stops answering fails that one call with `owner_unavailable`; its entry
-is pruned and the next call for the workspace is served here.
+The registry is read again only when its file changes (a `stat` per call otherwise). An SDK
+client to an owner is opened once per owner and workspace, on the server's own event loop, and
+shared by every call after it (no thread hop, no handshake per call). An owner that stops
+answering fails that one call with `owner_unavailable`; its entry is pruned and the next call for
+the workspace is served here.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import asyncio
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic_core import to_jsonable_python
 
 from homeport.errors import OwnerUnavailableError, RegistryError
@@ -33,6 +32,10 @@ from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.server.catalog import ToolSpec
 
 __all__ = ["Forwarder", "forwards"]
+
+_Key = tuple[str, int, str]  # (endpoint, pid, workspace root)
+# (the client once connected, its keeper's stop, the keeper task)
+_Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
 
 FORWARD_CONNECT_SECONDS = 5.0
 FORWARD_READ_SECONDS = 300.0  # a project-database query may take minutes
@@ -49,9 +52,9 @@ class Forwarder:
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
-        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
-        self._portal: BlockingPortal | None = None
-        self._clients: dict[tuple[str, int, str], tuple[AbstractContextManager[Any], Any]] = {}
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # -- who owns what
 
@@ -112,17 +115,11 @@ class Forwarder:
         payload = to_jsonable_python(arguments)
         key = (owner.endpoint, owner.pid, str(root))
         try:
-            with self._lock:
-                pooled, entry = self._portal, self._clients.get(key)
-            if pooled is not None and entry is not None:
-                portal, client = pooled, entry[1]
-            else:
-                # The first call to this owner for this workspace connects (blocking): off the event loop.
-                portal, client = await anyio.to_thread.run_sync(self._client, key, owner, root)
-            # Awaited across loops without a worker thread: the call runs on the forwarding loop.
-            return await asyncio.wrap_future(portal.start_task_soon(client.call_tool, tool, payload))
+            client = await self._client(key, owner, root)
+            return await client.call_tool(tool, payload)
         except Exception as exc:
-            live = await anyio.to_thread.run_sync(self._after_failure, key, owner)
+            self._drop(key)
+            live = await anyio.to_thread.run_sync(self._still_live, owner)
             if live and isinstance(exc, MCPError):
                 raise RegistryError(
                     f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
@@ -133,9 +130,8 @@ class Forwarder:
                 "pruned if it is gone; call again and it is served by the next owner, or by this process."
             ) from exc
 
-    def _after_failure(self, key: tuple[str, int, str], owner: Owner) -> bool:
-        """Close the failed client; True if the owner is still live (else its entries are pruned)."""
-        self._drop(key)
+    def _still_live(self, owner: Owner) -> bool:
+        """Asked after a failed call: True if the owner still proves itself (else its entries are pruned)."""
         self._seen = None
         try:
             state = self.registry.read()
@@ -143,33 +139,52 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    def _client(self, key: tuple[str, int, str], owner: Owner, root: Path) -> tuple[BlockingPortal, Any]:
-        with self._lock:
-            if self._portal is None:
-                self._portal_cm = start_blocking_portal(name="homeport-forwarding")
-                self._portal = self._portal_cm.__enter__()
-            portal = self._portal
-            if key not in self._clients:
-                cm = portal.wrap_async_context_manager(_connect(owner, root))
-                self._clients[key] = (cm, cm.__enter__())
-            return portal, self._clients[key][1]
+    async def _client(self, key: _Key, owner: Owner, root: Path) -> Any:
+        """The pooled client for `key` on the running loop, connected by a keeper task on first use.
 
-    def _drop(self, key: tuple[str, int, str]) -> None:
-        with self._lock:
-            entry = self._clients.pop(key, None)
-        if entry is not None:
-            with contextlib.suppress(Exception):
-                entry[0].__exit__(None, None, None)
+        An SDK client must be entered and left in one task; the keeper task holds it open for the
+        calls of every request task on this loop, which share it (one process has one loop; the
+        pool is per loop all the same, so a runtime used from several loops stays correct).
+        """
+        loop = asyncio.get_running_loop()
+        pool = self._pools.setdefault(loop, {})
+        entry = pool.get(key)
+        if entry is None:
+            ready: asyncio.Future[Any] = loop.create_future()
+            stop = asyncio.Event()
+            keeper = loop.create_task(_keep(owner, root, ready, stop), name=f"homeport-forward-{owner.pid}")
+            entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
+        return await asyncio.shield(entry[0])
+
+    def _drop(self, key: _Key) -> None:
+        with contextlib.suppress(RuntimeError):
+            pool = self._pools.get(asyncio.get_running_loop(), {})
+            entry = pool.pop(key, None)
+            if entry is not None:
+                entry[1].set()
 
     def close(self) -> None:
-        with self._lock:
-            clients, self._clients = list(self._clients.values()), {}
-            portal_cm, self._portal_cm, self._portal = self._portal_cm, None, None
-        for cm, _client in clients:
-            with contextlib.suppress(Exception):
-                cm.__exit__(None, None, None)
-        if portal_cm is not None:
-            portal_cm.__exit__(None, None, None)
+        # The keepers end with their loop (cancelled at its shutdown); only stop those still running.
+        for pool in list(self._pools.values()):
+            for _ready, stop, _keeper in pool.values():
+                with contextlib.suppress(RuntimeError):
+                    stop.set()
+        self._pools.clear()
+
+
+async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+    try:
+        async with _connect(owner, root) as client:
+            ready.set_result(client)
+            await stop.wait()
+    except BaseException as exc:
+        if not ready.done():
+            ready.set_exception(exc if isinstance(exc, Exception) else OwnerUnavailableError("connection cancelled"))
+        if not isinstance(exc, Exception):
+            raise
+    finally:
+        if not ready.done():
+            ready.set_exception(OwnerUnavailableError("connection closed"))
 
 
 @contextlib.asynccontextmanager
