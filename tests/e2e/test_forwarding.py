@@ -16,7 +16,16 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from ._support import clean_env, error_text, make_project, ok, serve_args, stdio_client
+from ._support import (
+    clean_env,
+    error_text,
+    http_client,
+    make_project,
+    ok,
+    running_http_server,
+    serve_args,
+    stdio_client,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -147,3 +156,18 @@ async def test_an_owner_that_died_fails_one_call_clearly_is_pruned_and_the_next_
         after = ok(await client.call_tool("get_decisions", {"workspace": root}))
         assert after["workspace"]["source"] == "argument"
         assert [d["summary"] for d in after["decisions"]] == ["before"]
+
+
+async def test_an_http_front_end_forwards_by_header_and_reports_the_owner(mesh, tmp_path) -> None:
+    state, base, projects, (alpha_owner, _beta) = mesh
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    with running_http_server(allow_root=base, cwd=base, log=tmp_path / "front.log", env=env) as front:
+        headers = {"X-Workspace-Id": str(projects["alpha"])}
+        async with http_client(front.mcp_url, mode="auto", headers=headers) as client:
+            written = ok(await client.call_tool("log_progress", {"status": "TODO", "description": "via front"}))
+            assert written["workspace"] == {**written["workspace"], "root": str(projects["alpha"]), "source": "header"}
+            where = ok(await client.call_tool("where_am_i", {}))
+            assert where["served_by"]["pid"] == alpha_owner.pid
+        # The store was opened by the owner, never by the front end.
+        assert httpx2.get(front.base + "/healthz").json()["open_stores"] == 0
+        assert httpx2.get(alpha_owner.endpoint + "/healthz").json()["open_stores"] == 1
