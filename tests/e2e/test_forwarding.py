@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
@@ -52,12 +53,12 @@ def _registered(state: Path, pid: int) -> str | None:
     return None
 
 
-def start_owner(state: Path, root: Path, log: Path) -> RunningOwner:
+def start_owner(state: Path, root: Path, log: Path, **env: str) -> RunningOwner:
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, *serve_args("--http", "--own", "--allow-root", str(root))],
             cwd=root,
-            env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+            env=clean_env(HOMEPORT_STATE_DIR=str(state), **env),
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -171,3 +172,62 @@ async def test_an_http_front_end_forwards_by_header_and_reports_the_owner(mesh, 
         # The store was opened by the owner, never by the front end.
         assert httpx2.get(front.base + "/healthz").json()["open_stores"] == 0
         assert httpx2.get(alpha_owner.endpoint + "/healthz").json()["open_stores"] == 1
+
+
+@pytest.fixture
+def db_owner(tmp_path: Path) -> Iterator[tuple[Path, Path, Path, RunningOwner]]:
+    """(state, base, project, owner): the project's database URL needs a variable only the owner's environment has."""
+    try:
+        import psycopg
+
+        psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", connect_timeout=3).close()
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432 as postgres ({exc})")
+    base = (tmp_path / "src").resolve()
+    project = make_project(base / "app")
+    (project / ".homeport").mkdir()
+    (project / ".homeport" / "config.toml").write_text(
+        '[database]\nurl = "postgresql://${HOMEPORT_TEST_PG_USER}@127.0.0.1:5432/test"\n', encoding="utf-8"
+    )
+    state = tmp_path / "state"
+    owner = start_owner(state, project, tmp_path / "owner.log", HOMEPORT_TEST_PG_USER="postgres")
+    try:
+        yield state, base, project, owner
+    finally:
+        if owner.process.poll() is None:
+            owner.process.terminate()
+        owner.process.wait(timeout=DEADLINE_S)
+
+
+@pytest.mark.postgres
+async def test_an_owner_with_the_database_credentials_answers_run_query_for_a_front_end_without_them(
+    db_owner,
+) -> None:
+    state, base, project, _owner = db_owner
+    async with front_end(state, base) as client:
+        answer = ok(await client.call_tool("run_query", {"workspace": str(project), "query": "SELECT 41 + 1 AS n"}))
+        assert "42" in json.dumps(answer)
+        assert answer["workspace"]["source"] == "header"
+
+
+@pytest.mark.postgres
+async def test_an_owner_killed_mid_call_fails_that_call_clearly_and_the_next_is_served_here(db_owner) -> None:
+    state, base, project, owner = db_owner
+    async with front_end(state, base) as client:
+        ok(await client.call_tool("run_query", {"workspace": str(project), "query": "SELECT 1 AS warm"}))
+        outcome: dict[str, object] = {}
+
+        async def slow_call() -> None:
+            outcome["result"] = await client.call_tool(
+                "run_query", {"workspace": str(project), "query": "SELECT pg_sleep(4) AS slept"}
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow_call)
+            await anyio.sleep(1.0)  # the query is running in the owner
+            owner.process.send_signal(signal.SIGKILL)
+        failed = outcome["result"]
+        assert failed.is_error and failed.structured_content["error"]["code"] == "owner_unavailable"
+        assert _registered(state, owner.pid) is None
+        after = ok(await client.call_tool("get_decisions", {"workspace": str(project)}))
+        assert after["workspace"]["source"] == "argument"

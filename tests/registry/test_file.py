@@ -127,3 +127,23 @@ def test_liveness_needs_the_endpoint_to_answer_with_the_same_pid(tmp_path):
     assert not Liveness(timeout=0.2, startup_grace=0)(owner)
     gone = Owner("http://127.0.0.1:9", 2**22 + 12345, time.time(), "0.1.0")
     assert not Liveness(timeout=0.2)(gone)
+
+
+def test_a_killed_process_not_yet_reaped_is_not_running():
+    import signal
+    import subprocess
+    import sys
+
+    from homeport.registry import pid_running
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert pid_running(child.pid)
+        os.kill(child.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pid_running(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_running(child.pid)  # a zombie until the wait below
+    finally:
+        child.kill()
+        child.wait()

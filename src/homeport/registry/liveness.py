@@ -40,13 +40,19 @@ def healthz_pid(endpoint: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> int |
 
 
 def pid_running(pid: int) -> bool:
+    """Whether `pid` is a running process; a zombie (killed, not yet reaped by its parent) is not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # another user's process: running, though certainly not ours
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # "pid (comm) state ...": comm may hold spaces and parentheses, the state follows the last ")".
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): kill(pid, 0) is all there is
 
 
 class Liveness:
