@@ -231,3 +231,18 @@ async def test_an_owner_killed_mid_call_fails_that_call_clearly_and_the_next_is_
         assert _registered(state, owner.pid) is None
         after = ok(await client.call_tool("get_decisions", {"workspace": str(project)}))
         assert after["workspace"]["source"] == "argument"
+
+
+def test_homeport_where_names_the_owner_that_serves_the_workspace(mesh) -> None:
+    state, base, projects, (alpha_owner, _beta) = mesh
+    out = subprocess.run(
+        [sys.executable, "-c", "from homeport.cli import main; main()", "where", str(projects["alpha"]), "--json"],
+        cwd=base,
+        env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=DEADLINE_S,
+    )
+    served_by = json.loads(out.stdout)["served_by"]
+    assert (served_by["process"], served_by["pid"]) == ("owner", alpha_owner.pid)

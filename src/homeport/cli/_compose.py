@@ -73,7 +73,8 @@ def default_data_dir() -> Path:
 
 
 def default_state_dir() -> Path:
-    return Path(platformdirs.user_state_dir("homeport", appauthor=False))
+    """The instance registry's directory: HOMEPORT_STATE_DIR, else the platform's user state directory."""
+    return Path(os.environ.get("HOMEPORT_STATE_DIR") or platformdirs.user_state_dir("homeport", appauthor=False))
 
 
 def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:

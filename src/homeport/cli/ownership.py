@@ -33,8 +33,8 @@ def state_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         metavar="DIR",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help=f"Where the registry of running instances is kept (env: HOMEPORT_STATE_DIR). "
-        f"Default: {default_state_dir()}.",
+        help="Where the registry of running instances is kept (env: HOMEPORT_STATE_DIR). "
+        "Default: the platform's user state directory (~/.local/state/homeport on Linux).",
     )(fn)
 
 
