@@ -128,3 +128,22 @@ def test_the_deepest_owned_directory_owns_a_workspace():
     assert owner_for(state, "/src/api/lib") == ("/src/api", project)
     assert owner_for(state, "/src/web") == ("/src", folder)
     assert owner_for(state, "/src-evil") is None
+
+
+segments = st.sampled_from(["src", "api", "web", "api-evil", "lib"])
+paths = st.lists(segments, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))
+
+
+@given(owned=st.dictionaries(paths, owners(), max_size=6), root=paths)
+def test_the_owner_of_a_path_is_the_deepest_owned_directory_containing_it_by_components(owned, root):
+    def contains(directory: str, path: str) -> bool:
+        return path.split("/")[: len(directory.split("/"))] == directory.split("/")
+
+    found = owner_for(RegistryState(owned), root)
+    containing = [d for d in owned if contains(d, root)]
+    if not containing:
+        assert found is None
+        return
+    assert found is not None
+    assert found[0] == max(containing, key=lambda d: len(d.split("/")))
+    assert found[1] == owned[found[0]]
