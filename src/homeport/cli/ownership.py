@@ -77,7 +77,8 @@ def own_workspaces(
             "own directories this server may serve, or add --allow-root"
         )
     source = click.get_current_context().get_parameter_source("port")
-    requested = port if source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT) else None
+    given = source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    requested = port if given and port != 0 else None  # --port 0 means "choose one", and the registry does
     registry = registry_at(state_dir)
     owner = registry.own(owned, host=host, requested_port=requested, version=__version__, take_over=take_over)
     atexit.register(registry.release, owner.pid)
