@@ -246,3 +246,22 @@ def test_homeport_where_names_the_owner_that_serves_the_workspace(mesh) -> None:
     )
     served_by = json.loads(out.stdout)["served_by"]
     assert (served_by["process"], served_by["pid"]) == ("owner", alpha_owner.pid)
+
+
+async def test_concurrent_calls_share_the_pooled_clients_and_each_lands_in_its_owners_workspace(mesh) -> None:
+    state, base, projects, _owners = mesh
+    async with front_end(state, base) as client:
+
+        async def write(name: str, n: int) -> None:
+            result = ok(
+                await client.call_tool("log_decision", {"workspace": str(projects[name]), "summary": f"{name} {n}"})
+            )
+            assert result["workspace"]["root"] == str(projects[name])
+
+        async with anyio.create_task_group() as tg:
+            for n in range(15):
+                for name in ("alpha", "beta", "gamma"):
+                    tg.start_soon(write, name, n)
+        for name in ("alpha", "beta", "gamma"):
+            read = ok(await client.call_tool("get_decisions", {"workspace": str(projects[name]), "limit": 50}))
+            assert sorted(d["summary"] for d in read["decisions"]) == sorted(f"{name} {n}" for n in range(15))
