@@ -265,3 +265,27 @@ async def test_concurrent_calls_share_the_pooled_clients_and_each_lands_in_its_o
         for name in ("alpha", "beta", "gamma"):
             read = ok(await client.call_tool("get_decisions", {"workspace": str(projects[name]), "limit": 50}))
             assert sorted(d["summary"] for d in read["decisions"]) == sorted(f"{name} {n}" for n in range(15))
+
+
+async def test_a_forwarded_call_is_served_by_the_instance_it_reaches_never_forwarded_again(tmp_path) -> None:
+    base = (tmp_path / "src").resolve()
+    api = make_project(base / "api")
+    state = tmp_path / "state"
+    folder_owner = start_owner(state, base, tmp_path / "folder.log")  # owns the folder ...
+    api_owner = start_owner(state, api, tmp_path / "api.log")  # ... and this one the project inside it
+    try:
+
+        def open_stores(owner: RunningOwner) -> int:
+            return int(httpx2.get(owner.endpoint + "/healthz").json()["open_stores"])
+
+        async with http_client(folder_owner.endpoint + "/mcp", mode="auto", headers={"X-Workspace-Id": str(api)}) as c:
+            ok(await c.call_tool("log_decision", {"summary": "forwarded"}))
+        assert (open_stores(folder_owner), open_stores(api_owner)) == (0, 1)  # the deeper owner served it
+        headers = {"X-Workspace-Id": str(api), "X-Homeport-Forwarded-By": "12345"}
+        async with http_client(folder_owner.endpoint + "/mcp", mode="auto", headers=headers) as c:
+            ok(await c.call_tool("log_decision", {"summary": "one hop at most"}))
+        assert open_stores(folder_owner) == 1
+    finally:
+        for owner in (folder_owner, api_owner):
+            owner.process.terminate()
+            owner.process.wait(timeout=DEADLINE_S)

@@ -37,6 +37,8 @@ _Key = tuple[str, int, str]  # (endpoint, pid, workspace root)
 # (the client once connected, its keeper's stop, the keeper task)
 _Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
 
+# Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
+FORWARDED_HEADER = "x-homeport-forwarded-by"
 FORWARD_CONNECT_SECONDS = 5.0
 FORWARD_READ_SECONDS = 300.0  # a project-database query may take minutes
 
@@ -193,7 +195,7 @@ async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    headers = {"X-Workspace-Id": str(root), **_token_header(owner)}
+    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout) as http,

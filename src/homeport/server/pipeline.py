@@ -48,6 +48,11 @@ class CallRequest(Protocol):
     @property
     def agent(self) -> str | None: ...
 
+    @property
+    def forwarded(self) -> bool:
+        """A call another instance forwarded here: served here, never forwarded again."""
+        ...
+
     def inputs(self, argument: str | None) -> CallInputs: ...
 
     async def attach_roots(self, inputs: CallInputs) -> CallInputs | Any:
@@ -65,6 +70,7 @@ class LocalRequest:
 
     principal: str = "local"
     agent: str | None = None
+    forwarded: bool = False
 
     def inputs(self, argument: str | None) -> CallInputs:
         return CallInputs(principal=self.principal, argument=argument)
@@ -141,7 +147,7 @@ class CallPipeline:
         the owner runs them again on the root it is sent.
         """
         forwarder = self.runtime.forwarder
-        if forwarder is None or not forwards(spec) or not forwarder.anyone_else():
+        if forwarder is None or request.forwarded or not forwards(spec) or not forwarder.anyone_else():
             return None
         if self._threaded:
             target = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
