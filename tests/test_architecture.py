@@ -12,7 +12,7 @@ import pytest
 import homeport
 
 SRC = Path(homeport.__file__).parent
-LOWER = ("workspace", "policy", "store", "files", "projectdb", "mesh")
+LOWER = ("workspace", "policy", "store", "files", "projectdb", "registry")
 IO_MODULES = ("os", "io", "shutil", "sqlite3", "socket", "subprocess", "sqlalchemy", "filelock", "tempfile")
 
 
@@ -51,7 +51,7 @@ def test_workspace_resolution_has_no_mcp_imports():
 
 
 def test_policy_is_pure():
-    forbidden = (*IO_MODULES, "homeport.files", "homeport.store", "homeport.projectdb", "homeport.mesh", "mcp")
+    forbidden = (*IO_MODULES, "homeport.files", "homeport.store", "homeport.projectdb", "homeport.registry", "mcp")
     for module in modules_in("policy"):
         assert hits(imports_of(module), forbidden) == [], module
 
@@ -79,3 +79,9 @@ def test_starting_the_server_loads_no_database_driver_or_sql_parser():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_registry_knows_owners_and_ports_not_stores_files_policy_or_mcp():
+    forbidden = ("homeport.workspace", "homeport.store", "homeport.files", "homeport.projectdb", "homeport.policy")
+    for module in modules_in("registry"):
+        assert hits(imports_of(module), (*forbidden, "mcp", "starlette", "httpx", "httpx2")) == [], module

@@ -26,9 +26,12 @@ and the CLI into one line on stderr with a non-zero exit.
     │       └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
-    └── ProjectDatabaseError           the project's own database
-        ├── DatabaseNotConfiguredError no database found for the workspace
-        └── QueryRejectedError         a statement refused before it reached the database
+    ├── ProjectDatabaseError           the project's own database
+    │   ├── DatabaseNotConfiguredError no database found for the workspace
+    │   └── QueryRejectedError         a statement refused before it reached the database
+    └── RegistryError                  the instance registry: unreadable, no free port
+        ├── WorkspaceOwnedError        another live instance owns the workspace (--take-over)
+        └── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ __all__ = [
     "InvalidItemError",
     "InvalidWorkspaceError",
     "ItemNotFoundError",
+    "OwnerUnavailableError",
     "PermissionDeniedError",
     "ProjectDatabaseError",
     "QueryRejectedError",
+    "RegistryError",
     "SecretDetectedError",
     "StoreError",
     "UnknownArgumentError",
@@ -56,6 +61,7 @@ __all__ = [
     "WorkspaceContainsProjectsError",
     "WorkspaceDeniedError",
     "WorkspaceError",
+    "WorkspaceOwnedError",
     "WorkspaceUnresolvedError",
 ]
 
@@ -158,3 +164,15 @@ class DatabaseNotConfiguredError(ProjectDatabaseError):
 
 class QueryRejectedError(ProjectDatabaseError):
     code = "query_rejected"
+
+
+class RegistryError(HomeportError):
+    code = "registry_error"
+
+
+class WorkspaceOwnedError(RegistryError):
+    code = "workspace_owned"
+
+
+class OwnerUnavailableError(RegistryError):
+    code = "owner_unavailable"

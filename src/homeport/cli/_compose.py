@@ -19,6 +19,7 @@ from homeport.workspace import CLIENT_ENV_VARS
 __all__ = [
     "data_dir_option",
     "default_data_dir",
+    "default_state_dir",
     "domain_errors",
     "serve_settings",
     "shell_path",
@@ -71,6 +72,11 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("homeport", appauthor=False))
 
 
+def default_state_dir() -> Path:
+    """The instance registry's directory: HOMEPORT_STATE_DIR, else the platform's user state directory."""
+    return Path(os.environ.get("HOMEPORT_STATE_DIR") or platformdirs.user_state_dir("homeport", appauthor=False))
+
+
 def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Where file areas, the directory and the tokens live."""
     fn = click.option(
@@ -119,6 +125,7 @@ def serve_settings(
     directory_file: Path | None = None,
     agent: str | None = None,
     auth: bool = False,
+    state_dir: Path | None = None,
 ) -> ServeSettings:
     cwd = Path(os.getcwd())
     roots = tuple(Path(os.path.abspath(os.path.expanduser(p))) for p in allow_roots)
@@ -139,6 +146,7 @@ def serve_settings(
         agent=agent or None,
         auth=auth,
         environ=dict(os.environ),
+        state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
     )
 
 

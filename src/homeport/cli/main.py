@@ -11,6 +11,7 @@ from homeport.cli.memory_data import context, data, glossary
 from homeport.cli.memory_graph import activity, history, link, links, search
 from homeport.cli.memory_items import decisions, patterns, progress
 from homeport.cli.memory_transfer import batch, export, import_, schema
+from homeport.cli.ownership import status
 from homeport.cli.serve import serve
 from homeport.cli.where import where
 
@@ -30,6 +31,7 @@ def cli() -> None:
 
 cli.add_command(serve)
 cli.add_command(where)
+cli.add_command(status)
 cli.add_command(decisions)
 cli.add_command(progress)
 cli.add_command(patterns)

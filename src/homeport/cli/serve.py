@@ -14,6 +14,7 @@ from homeport.cli._compose import (
     tools_option,
     workspace_options,
 )
+from homeport.cli.ownership import own_workspaces, state_dir_option
 from homeport.server import build_http_app, build_runtime, build_server
 from homeport.workspace import CallInputs
 
@@ -42,6 +43,15 @@ __all__ = ["serve"]
     metavar="ID",
     help="stdio: the agent this server acts for in the file tools (env: HOMEPORT_AGENT).",
 )
+@click.option(
+    "--own",
+    is_flag=True,
+    help="HTTP: register DIR... (default: the allowed roots) as owned by this server in the instance registry, "
+    "on the port they had last time or the first free one from 50001 (unless --port is given).",
+)
+@click.option("--take-over", is_flag=True, help="With --own: replace a live owner of the same directory.")
+@click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
+@state_dir_option
 @workspace_options
 @tools_option
 @data_dir_option
@@ -58,6 +68,10 @@ def serve(
     tools: str,
     data_dir: Path | None,
     directory_file: Path | None,
+    own: bool,
+    take_over: bool,
+    own_dirs: tuple[str, ...],
+    state_dir: Path | None,
 ) -> None:
     """Run the MCP server.
 
@@ -66,6 +80,16 @@ def serve(
     roots; clients name theirs with the X-Workspace-Id header, ?project_path= or the
     workspace argument. Health: GET /healthz.
     """
+    port = own_workspaces(
+        own=own,
+        dirs=own_dirs,
+        take_over=take_over,
+        use_http=use_http,
+        allow_roots=allow_roots,
+        host=host,
+        port=port,
+        state_dir=state_dir,
+    )
     settings = serve_settings(
         transport="http" if use_http else "stdio",
         workspace=workspace,
@@ -78,6 +102,7 @@ def serve(
         directory_file=directory_file,
         agent=agent,
         auth=auth,
+        state_dir=state_dir,
     )
     if auth and not use_http:
         raise click.UsageError("--auth applies to --http; over stdio name the agent with --agent")

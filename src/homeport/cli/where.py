@@ -44,6 +44,7 @@ def where(
     runtime = build_runtime(settings)
     try:
         ws = runtime.resolve(CallInputs(argument=shell_path(path)), write=False)
+        served_by = runtime.forwarder.served_by(ws.root) if runtime.forwarder else {"process": "this"}
     finally:
         runtime.close()
     store = store_path_for(ws.root)
@@ -53,6 +54,7 @@ def where(
         "store": str(store),
         "store_exists": store.exists(),
         "why": ws.reason,
+        "served_by": served_by,
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -62,4 +64,6 @@ def where(
     table.add_row("source", ws.source.value)
     table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
     table.add_row("why", ws.reason)
+    if served_by["process"] == "owner":
+        table.add_row("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})")
     Console(soft_wrap=True).print(table)

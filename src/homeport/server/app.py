@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -106,6 +107,7 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:
             {
                 "status": "ok",
                 "version": __version__,
+                "pid": os.getpid(),  # the instance registry's liveness proof (a reused pid cannot fake it)
                 "open_stores": len(runtime.stores),
                 "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
             }

@@ -6,6 +6,7 @@
       -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
+      -> owned by another live instance? its result, as it came                  `Forwarder.forward`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
       -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
       -> overrides of the secret check recorded in the memory                     `SecretGate.record`
@@ -25,7 +26,9 @@ from typing import Any, Protocol
 import anyio.to_thread
 
 from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
+from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
+from homeport.server.forwarding import forwards
 from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
 from homeport.store import Store
@@ -52,6 +55,11 @@ class CallRequest(Protocol):
     @property
     def agent(self) -> str | None: ...
 
+    @property
+    def forwarded(self) -> bool:
+        """A call another instance forwarded here: served here, never forwarded again."""
+        ...
+
     def inputs(self, argument: str | None) -> CallInputs: ...
 
     async def attach_roots(self, inputs: CallInputs) -> CallInputs | Any:
@@ -69,6 +77,7 @@ class LocalRequest:
 
     principal: str = "local"
     agent: str | None = None
+    forwarded: bool = False
 
     def inputs(self, argument: str | None) -> CallInputs:
         return CallInputs(principal=self.principal, argument=argument)
@@ -138,10 +147,42 @@ class CallPipeline:
             if not isinstance(attached, CallInputs):
                 return attached
             inputs = attached
+            forwarded = await self._forward(spec, arguments, request, inputs)
+            if forwarded is not None:
+                return forwarded
         if self._threaded:
             return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs)
         # stdio: one client, and a thread hop would cost more than most reads.
         return self.execute(spec, arguments, request, inputs)
+
+    async def _forward(
+        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs
+    ) -> Any | None:
+        """The owner's result when another live instance owns the call's workspace, else None (served here).
+
+        Resolution, the guards and the caller's access run here first, exactly as for a local call;
+        the owner runs them again on the root it is sent.
+        """
+        forwarder = self.runtime.forwarder
+        if forwarder is None or request.forwarded or not forwards(spec) or not forwarder.anyone_else():
+            return None
+        if self._threaded:
+            target = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
+        else:
+            target = self._owner_of_call(spec, request, inputs)
+        if target is None:
+            return None
+        owned, owner, root = target
+        return await forwarder.forward(owned, owner, root, spec.name, arguments)
+
+    def _owner_of_call(
+        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs
+    ) -> tuple[str, Owner, Path] | None:
+        assert self.runtime.forwarder is not None
+        workspace = self.runtime.resolve(inputs, write=spec.write)
+        self.runtime.access.check(request.principal, workspace.root, write=spec.write)
+        found = self.runtime.forwarder.owner_of(workspace.root)
+        return None if found is None else (found[0], found[1], workspace.root)
 
     def execute(
         self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None

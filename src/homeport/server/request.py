@@ -32,6 +32,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
 from homeport.errors import InvalidWorkspaceError
+from homeport.server.forwarding import FORWARDED_HEADER
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
@@ -73,6 +74,11 @@ class McpRequest:
         if self.ctx.request_context.request is not None:
             return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
         return self.runtime.settings.agent
+
+    @cached_property
+    def forwarded(self) -> bool:
+        request = self.ctx.request_context.request
+        return request is not None and bool(request.headers.get(FORWARDED_HEADER))
 
     @cached_property
     def stateless(self) -> bool:

@@ -9,8 +9,10 @@ from typing import Any
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.projectdb import ProjectDatabases
+from homeport.registry import InstanceRegistry
 from homeport.server.access import WorkspaceAccess
 from homeport.server.file_access import DirectoryCache, FileAreaService
+from homeport.server.forwarding import Forwarder
 from homeport.server.settings import ServeSettings
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
@@ -36,6 +38,7 @@ class Runtime:
     files: FileAreaService
     databases: ProjectDatabases
     access: WorkspaceAccess
+    forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
         """The workspace of a call (see `WorkspaceResolver.resolve`)."""
@@ -47,6 +50,8 @@ class Runtime:
         return self.stores.get(workspace.root, create=write if create is None else create)
 
     def close(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.close()
         self.stores.close()
         self.databases.close()
 
@@ -94,6 +99,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         files=files,
         databases=ProjectDatabases(settings.environ),
         access=WorkspaceAccess(directory, auth=settings.auth),
+        forwarder=Forwarder(InstanceRegistry(settings.state_dir)) if settings.state_dir else None,
     )
 
 

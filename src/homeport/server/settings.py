@@ -31,6 +31,8 @@ class ServeSettings:
     data_dir: Path | None = None
     directory_file: Path | None = None
     agent: str | None = None
+    # The instance registry: calls for a workspace another live instance owns are forwarded there.
+    state_dir: Path | None = None
     auth: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
 

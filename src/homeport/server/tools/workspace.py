@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -69,4 +70,12 @@ def where_am_i(call: Call) -> dict[str, Any]:
         "why": ws.reason,
         "store": str(store),
         "store_exists": store.exists(),
+        # This process, or the live instance that owns the workspace and answers its other tools.
+        "served_by": runtime.forwarder.served_by(ws.root)
+        if runtime.forwarder
+        else {"process": "this", "pid": os.getpid()},
     }
+
+
+def _this_process() -> dict[str, Any]:
+    return {"process": "this", "pid": os.getpid()}
