@@ -8,13 +8,12 @@ must never be seen half-written. (File-area writes have their own, symlink-proof
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from homeport._replace import replace_file
 from homeport.errors import ConfigError
 
 LOCK_TIMEOUT_SECONDS = 10.0
@@ -49,20 +48,6 @@ def write_atomically(path: Path, text: str, mode: int) -> None:
         ConfigError: the file could not be written (the OS error is chained).
     """
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        replace_file(path, text, mode)
     except OSError as exc:
         raise ConfigError(f"could not write {path}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException as exc:
-        # Whatever went wrong, the half-written temp file must not stay behind.
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        if isinstance(exc, OSError):
-            raise ConfigError(f"could not write {path}: {exc.strerror or exc}") from exc
-        raise

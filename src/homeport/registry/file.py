@@ -15,13 +15,13 @@ import json
 import logging
 import os
 import socket
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from homeport._replace import replace_file
 from homeport.errors import RegistryError, WorkspaceOwnedError
 from homeport.registry.liveness import Liveness
 from homeport.registry.model import (
@@ -217,18 +217,7 @@ class InstanceRegistry:
         self._write_text(self.path, encode_state(state))
 
     def _write_text(self, path: Path, text: str) -> None:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, _FILE_MODE)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(path, text, _FILE_MODE)
 
 
 def _owned_message(taken: dict[str, Owner]) -> str:
