@@ -40,7 +40,7 @@ from homeport.errors import ProjectDatabaseError, QueryRejectedError
 from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb._statement_guard import check_statement
 from homeport.projectdb._values import json_safe, mysql_time
-from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error
+from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error, reset_session
 from homeport.projectdb.discovery import DatabaseSource
 
 __all__ = ["DEFAULT_LIMIT", "run_query"]
@@ -116,7 +116,9 @@ def run_query(
         discard = True  # in an unknown state: never hand it to the next call
         raise
     finally:
-        if discard:
+        # Whatever the statement left in the session (a MySQL user variable, LAST_INSERT_ID, a
+        # named lock, a session setting) is wiped by the database before the next call.
+        if discard or not reset_session(connection, source.backend):
             connection.invalidate()
         else:
             connection.close()

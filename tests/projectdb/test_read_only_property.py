@@ -1,0 +1,553 @@
+"""Generated statements never change a read-only project database, nor the connection that ran them.
+
+A grammar mixes reads, writes, DDL, stacked statements, every comment form (including MySQL's
+executable ``/*! ... */``), tricky string literals, data-modifying CTEs, ``SELECT ... INTO``,
+row locks, session and transaction control, host access and functions with side effects. Each
+statement runs through `run_query` on SQLite, PostgreSQL and MariaDB (a database of its own
+per test session). The statement either runs, answering ``read_only: true``, or fails with a
+Homeport error code; afterwards every table's rows, every sequence, the set of objects and each
+pooled connection's session state (variables, locks, prepared statements, temporary tables, the
+search path) are as they were, and no file appeared on the host.
+
+The "ci" profile runs 100 statements per backend; ``HOMEPORT_HYPOTHESIS=deep`` runs 1000.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine
+
+from homeport.errors import ProjectDatabaseError
+from homeport.projectdb import discover_database
+from homeport.projectdb.connections import EngineCache
+from homeport.projectdb.discovery import DatabaseSource
+from homeport.projectdb.query import run_query
+
+from .conftest import PG_HOST, PG_PORT, ROWS, SEED, _mysql_connect, _postgres_admin, write_config
+
+MARKER = f"/tmp/hp_evil_{uuid.uuid4().hex}"
+CODES = {"query_rejected", "query_syntax_error", "project_database_error"}
+
+# ---------------------------------------------------------------- the grammar
+
+TABLES = st.sampled_from(["orders", "customers", "scratch", "hp_seq", "main.orders", "public.orders"])
+LITERALS = st.sampled_from(
+    [
+        "1",
+        "NULL",
+        "'a'",
+        "'it''s'",
+        "'a\\''",
+        "'\\\\'",
+        "'a\\'; DELETE FROM orders; -- '",
+        '"x"',
+        '"a\\"" ',
+        "E'\\''",
+        "$$;$$",
+        "$t$ ; DELETE FROM orders; $t$",
+        "'; DELETE FROM orders; --'",
+        "'/*'",
+        "'*/'",
+        "'/*!'",
+        "X'41'",
+        "0x41",
+        "N'x'",
+        "U&'\\0041'",
+    ]
+)
+SIDE_EFFECTS = st.sampled_from(
+    [
+        "pg_advisory_lock(42)",
+        "pg_try_advisory_lock(42)",
+        "pg_advisory_xact_lock(42)",
+        "pg_catalog.pg_advisory_lock(42)",
+        '"pg_advisory_lock"(42)',
+        "set_config('search_path', 'hp_evil', false)",
+        "set_config('transaction_read_only', 'off', false)",
+        "nextval('orders_id_seq')",
+        "setval('orders_id_seq', 99)",
+        "lo_import('/etc/hostname')",
+        "lo_create(0)",
+        "pg_notify('hp_evil', 'x')",
+        "pg_sleep(0.01)",
+        "pg_read_file('/etc/hostname')",
+        "query_to_xml('DELETE FROM orders RETURNING id', true, false, '')",
+        "dblink_exec('dbname=test', 'DROP TABLE orders')",
+        "hp_writer()",
+        "GET_LOCK('hp_evil', 0)",
+        "`GET_LOCK`('hp_evil', 0)",
+        "RELEASE_LOCK('hp_evil')",
+        "SLEEP(0.01)",
+        "BENCHMARK(10, MD5('x'))",
+        "LOAD_FILE('/etc/hostname')",
+        "@hp_evil := 1",
+        "@hp_evil",
+        "LAST_INSERT_ID(42)",
+        "NEXTVAL(hp_seq)",
+        "NEXT VALUE FOR hp_seq",
+        "SETVAL(hp_seq, 99)",
+        "load_extension('hp_evil')",
+        f"writefile('{MARKER}', 'x')",
+        "current_setting('search_path')",
+        "count(*)",
+        "random()",
+    ]
+)
+LOCKS = st.sampled_from(["FOR UPDATE", "FOR SHARE", "FOR NO KEY UPDATE", "FOR UPDATE NOWAIT", "LOCK IN SHARE MODE"])
+INTO = st.sampled_from(["hp_evil_copy", "TEMP hp_evil_copy", "@hp_evil", f"OUTFILE '{MARKER}'", f"DUMPFILE '{MARKER}'"])
+# Statements that are not built from an expression, one of each kind the task names.
+FIXED = st.sampled_from(
+    [
+        # writes
+        "INSERT INTO scratch VALUES (7, 'x')",
+        "INSERT INTO scratch SELECT id, name FROM customers",
+        "INSERT INTO scratch VALUES (7, 'x') RETURNING *",
+        "UPDATE orders SET total = 0",
+        "DELETE FROM orders",
+        "REPLACE INTO scratch VALUES (1, 'x')",
+        "TRUNCATE TABLE scratch",
+        "MERGE INTO scratch s USING customers c ON s.id = c.id WHEN MATCHED THEN DELETE",
+        # DDL
+        "CREATE TABLE hp_evil (id INTEGER)",
+        "CREATE TEMPORARY TABLE hp_evil_tmp (id INTEGER)",
+        "CREATE TEMP TABLE hp_evil_tmp AS SELECT 1 AS one",
+        "CREATE VIEW hp_evil_view AS SELECT 1 AS one",
+        "CREATE INDEX hp_evil_ix ON orders (total)",
+        "CREATE SEQUENCE hp_evil_seq",
+        "CREATE SCHEMA hp_evil",
+        "CREATE DATABASE hp_evil_db",
+        "DROP TABLE scratch",
+        "DROP INDEX ix_orders_status",
+        "ALTER TABLE orders ADD COLUMN hp_evil INTEGER",
+        "ALTER SEQUENCE orders_id_seq RESTART WITH 99",
+        "RENAME TABLE scratch TO hp_evil",
+        "COMMENT ON TABLE orders IS 'hp_evil'",
+        "ANALYZE",
+        "VACUUM",
+        "REINDEX",
+        "CREATE USER hp_evil",
+        "GRANT ALL ON orders TO PUBLIC",
+        # session and transaction control
+        "SET @hp_evil = 1",
+        "SET search_path = hp_evil",
+        "SET SESSION sql_mode = 'ANSI_QUOTES'",
+        "SET NAMES latin1",
+        "SET autocommit = 1",
+        "SET TRANSACTION READ WRITE",
+        "SET SESSION TRANSACTION READ WRITE",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        "SET STATEMENT max_statement_time = 0 FOR SELECT 1",
+        "RESET ALL",
+        "DISCARD ALL",
+        "USE mysql",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "START TRANSACTION READ WRITE",
+        "SAVEPOINT hp",
+        "RELEASE SAVEPOINT hp",
+        "END",
+        "XA START 'hp'",
+        "LOCK TABLES orders WRITE",
+        "LOCK TABLES orders READ",
+        "UNLOCK TABLES",
+        "LOCK TABLE orders IN ACCESS EXCLUSIVE MODE",
+        "HANDLER orders OPEN",
+        "PREPARE hp_evil FROM 'DELETE FROM orders'",
+        "PREPARE hp_evil AS DELETE FROM orders",
+        "EXECUTE hp_evil",
+        "DEALLOCATE PREPARE hp_evil",
+        "DECLARE hp CURSOR WITH HOLD FOR SELECT 1",
+        "LISTEN hp_evil",
+        "NOTIFY hp_evil",
+        "CALL hp_evil_proc()",
+        "DO 1",
+        "DO GET_LOCK('hp_evil', 0)",
+        "DO @hp_evil := 1",
+        "DO $$BEGIN DELETE FROM orders; END$$",
+        # the host
+        "LOAD DATA INFILE '/etc/hostname' INTO TABLE scratch",
+        "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE scratch",
+        "LOAD 'auto_explain'",
+        "COPY scratch FROM '/etc/hostname'",
+        f"COPY orders TO '{MARKER}'",
+        f"COPY (SELECT 1) TO PROGRAM 'touch {MARKER}'",
+        "COPY orders TO STDOUT",
+        f"ATTACH DATABASE '{MARKER}' AS hp_evil",
+        "DETACH DATABASE main",
+        f"VACUUM INTO '{MARKER}'",
+        "PRAGMA query_only = OFF",
+        "PRAGMA user_version = 7",
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA foreign_keys = OFF",
+        "PRAGMA writable_schema = ON",
+        "PRAGMA table_info(orders)",
+        # reads
+        "SHOW TABLES",
+        "SHOW search_path",
+        "DESCRIBE orders",
+        "TABLE orders",
+        "VALUES (1), (2)",
+    ]
+)
+
+
+@st.composite
+def expressions(draw: st.DrawFn, depth: int = 0) -> str:
+    options = [LITERALS, SIDE_EFFECTS, st.sampled_from(["id", "total", "name", "*"])]
+    if depth < 2:
+        options.append(queries(depth + 1).map(lambda q: f"({q})"))
+    return draw(st.one_of(options))
+
+
+@st.composite
+def queries(draw: st.DrawFn, depth: int = 0) -> str:
+    """A SELECT-shaped statement, possibly hiding a change."""
+    expr = draw(expressions(depth))
+    table = draw(TABLES)
+    shape = draw(st.integers(0, 8))
+    if shape == 0:
+        return f"SELECT {expr}"
+    if shape == 1:
+        return f"SELECT {expr} FROM {table}"
+    if shape == 2:
+        return f"SELECT * FROM {table} WHERE {expr} IS NOT NULL"
+    if shape == 3:
+        return f"SELECT {expr} FROM {table} {draw(LOCKS)}"
+    if shape == 4:
+        into = draw(INTO)
+        return draw(st.sampled_from([f"SELECT {expr} INTO {into} FROM {table}", f"SELECT * FROM {table} INTO {into}"]))
+    if shape == 5:
+        inner = draw(
+            st.sampled_from(
+                [
+                    f"SELECT {expr}",
+                    "DELETE FROM orders RETURNING *",
+                    "UPDATE orders SET total = 0 RETURNING id",
+                    "INSERT INTO scratch VALUES (1, 'x') RETURNING *",
+                ]
+            )
+        )
+        return f"WITH x AS ({inner}) SELECT * FROM x"
+    if shape == 6:
+        return f"VALUES ({expr})"
+    if shape == 7:
+        return f"SELECT {expr} UNION SELECT {draw(expressions(depth + 1))}"
+    return f"SELECT {expr} FROM {table} LIMIT 1"
+
+
+@st.composite
+def single_statements(draw: st.DrawFn) -> str:
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        return draw(FIXED)
+    statement = draw(queries())
+    if kind == 2:
+        explain = draw(st.sampled_from(["EXPLAIN", "EXPLAIN ANALYZE", "EXPLAIN (ANALYZE)", "ANALYZE", "DESCRIBE"]))
+        return f"{explain} {draw(st.one_of(st.just(statement), FIXED))}"
+    return statement
+
+
+SEPARATORS = st.sampled_from([" ", "\n", "\t", "/**/", "/* ; */", "-- c\n", "# c\n", "/* /* */ ", "--\n"])
+
+
+@st.composite
+def disguised(draw: st.DrawFn, statement: str) -> str:
+    """`statement` with comments between its words, wrapped or hidden in various ways."""
+    words = statement.split(" ")
+    text = words[0]
+    for word in words[1:]:
+        text += draw(SEPARATORS) if draw(st.integers(0, 4)) == 0 else " "
+        text += word
+    wrap = draw(st.integers(0, 9))
+    if wrap == 0:
+        return f"/*! {text} */"
+    if wrap == 1:
+        return f"SELECT 1 /*!50000 , {draw(expressions(1))} */"
+    if wrap == 2:
+        return f"SELECT 1 /*M! , {draw(expressions(1))} */"
+    if wrap == 3:
+        return f"{draw(st.sampled_from(['/* c */ ', '-- c', '# c']))}\n{text}"
+    if wrap == 4:
+        return text.lower()
+    if wrap == 5:
+        return f"({text})"
+    if wrap == 6:
+        return f"SELECT '{text.replace(chr(39), chr(39) * 2)}'"
+    return text
+
+
+@st.composite
+def statements(draw: st.DrawFn) -> str:
+    parts = [draw(disguised(draw(single_statements()))) for _ in range(draw(st.integers(1, 3)))]
+    joiner = draw(st.sampled_from([";", "; ", ";\n", " ; -- x\n", ";/**/"]))
+    text = joiner.join(parts)
+    return text + draw(st.sampled_from(["", ";", " -- end", " /* end */", "\n"]))
+
+
+# ---------------------------------------------------------------- the databases
+
+
+@dataclass
+class Harness:
+    """One backend's database, the engine Homeport opened on it, and ways to look inside."""
+
+    backend: str
+    source: DatabaseSource
+    engine: Engine
+    snapshot: Callable[[], Any]  # tables, sequences, objects: everything a statement could change
+    session_probe: Callable[[Any], Any]  # a DBAPI connection -> its session state
+
+    def run(self, sql: str) -> dict[str, Any]:
+        return run_query(self.engine, self.source, sql)
+
+    def sessions(self) -> list[Any]:
+        """The session state of every pooled connection (check them all out at once, then give them back)."""
+        count = max(self.engine.pool.checkedin(), 1)  # type: ignore[attr-defined]
+        connections = [self.engine.raw_connection() for _ in range(count)]
+        try:
+            return sorted(repr(self.session_probe(c.driver_connection)) for c in connections)
+        finally:
+            for connection in connections:
+                connection.close()
+
+
+def _pg_fixture(name: str) -> Iterator[tuple[Callable[[], Any], str]]:
+    import psycopg
+
+    admin = _postgres_admin("test")
+    user = admin.info.user
+    admin.execute(f'CREATE DATABASE "{name}"')
+
+    def connect() -> Any:
+        return psycopg.connect(host=PG_HOST, port=PG_PORT, user=user, dbname=name, autocommit=True)
+
+    try:
+        with connect() as seed:
+            for statement in [*SEED["postgresql"], *ROWS, "INSERT INTO scratch VALUES (1, 'keep')"]:
+                seed.execute(statement)
+            seed.execute("CREATE SEQUENCE hp_seq")
+            seed.execute("CREATE PROCEDURE hp_evil_proc() LANGUAGE sql AS $$ DELETE FROM scratch $$")
+            seed.execute(
+                "CREATE FUNCTION hp_writer() RETURNS int LANGUAGE sql AS "
+                "$$ INSERT INTO scratch VALUES (9, 'w') RETURNING 1 $$"
+            )
+        yield connect, f"postgresql://{user}@{PG_HOST}:{PG_PORT}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute("DROP DATABASE IF EXISTS hp_evil_db")
+        admin.close()
+
+
+def _pg_snapshot(connect: Callable[[], Any]) -> Any:
+    with connect() as connection:
+        rows = connection.execute
+        objects = rows(
+            "SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+            "AND n.nspname NOT LIKE 'pg_temp%' AND n.nspname NOT LIKE 'pg_toast_temp%' ORDER BY 1, 2"
+        ).fetchall()
+        functions = rows(
+            "SELECT n.nspname, p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2"
+        ).fetchall()
+        extra = rows(
+            "SELECT (SELECT array_agg(nspname ORDER BY nspname) FROM pg_namespace WHERE nspname NOT LIKE 'pg_temp%' "
+            "AND nspname NOT LIKE 'pg_toast_temp%'), (SELECT count(*) FROM pg_largeobject_metadata), "
+            "(SELECT count(*) FROM pg_database WHERE datname LIKE 'hp_evil%'), "
+            "(SELECT count(*) FROM pg_roles WHERE rolname LIKE 'hp_evil%'), "
+            "(SELECT count(*) FROM pg_db_role_setting), (SELECT count(*) FROM pg_description "
+            "WHERE description LIKE 'hp_evil%'), (SELECT array_agg(extname ORDER BY extname) FROM pg_extension), "
+            "(SELECT array_agg(attname ORDER BY attname) FROM pg_attribute WHERE attrelid = 'orders'::regclass)"
+        ).fetchall()
+        sequences = rows("SELECT schemaname, sequencename, last_value FROM pg_sequences ORDER BY 1, 2").fetchall()
+        contents = {}
+        for schema, table, kind in objects:
+            if kind in ("r", "m"):
+                found = rows(f'SELECT * FROM "{schema}"."{table}"').fetchall()
+                contents[f"{schema}.{table}"] = sorted(map(repr, found))
+        return objects, functions, extra, sequences, contents
+
+
+def _pg_session(connection: Any) -> Any:
+    try:
+        return connection.execute(
+            "SELECT current_setting('search_path'), current_setting('work_mem'), "
+            "current_setting('default_transaction_read_only'), current_setting('application_name'), "
+            "(SELECT count(*) FROM pg_prepared_statements WHERE from_sql), (SELECT count(*) FROM pg_cursors), "
+            "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), "
+            "(SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()), "
+            "(SELECT count(*) FROM pg_listening_channels())"
+        ).fetchall()
+    finally:
+        connection.rollback()
+
+
+def _my_fixture(name: str) -> Iterator[tuple[Callable[[], Any], str]]:
+    import pymysql
+
+    try:
+        admin = _mysql_connect(None)
+    except pymysql.err.Error as exc:
+        pytest.skip(f"MariaDB/MySQL is not reachable as root: {exc}")
+    with admin.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE `{name}`")
+    try:
+        with _mysql_connect(name) as seed, seed.cursor() as cursor:
+            for statement in [*SEED["mysql"], *ROWS, "INSERT INTO scratch VALUES (1, 'keep')"]:
+                cursor.execute(statement)
+            cursor.execute("CREATE SEQUENCE hp_seq")
+            cursor.execute("CREATE PROCEDURE hp_evil_proc() DELETE FROM scratch")
+            cursor.execute(
+                "CREATE FUNCTION hp_writer() RETURNS INT MODIFIES SQL DATA "
+                "BEGIN INSERT INTO scratch VALUES (9, 'w'); RETURN 1; END"
+            )
+        yield (lambda: _mysql_connect(name)), f"mysql://root@127.0.0.1:3306/{name}"
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+            cursor.execute("DROP DATABASE IF EXISTS hp_evil_db")
+        admin.close()
+
+
+def _my_snapshot(connect: Callable[[], Any], name: str) -> Any:
+    with connect() as connection, connection.cursor() as cursor:
+
+        def rows(sql: str) -> list[Any]:
+            cursor.execute(sql)
+            return list(cursor.fetchall())
+
+        objects = rows(
+            f"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = '{name}' ORDER BY 1"
+        )
+        routines = rows(f"SELECT routine_name FROM information_schema.routines WHERE routine_schema = '{name}'")
+        extra = (
+            rows(f"SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = '{name}'"),
+            rows(f"SELECT column_name FROM information_schema.columns WHERE table_schema = '{name}' ORDER BY 1"),
+            rows("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'hp_evil%'"),
+            rows("SELECT user FROM mysql.user WHERE user LIKE 'hp_evil%'"),
+        )
+        contents = {table: sorted(map(repr, rows(f"SELECT * FROM `{name}`.`{table}`"))) for table, _ in objects}
+        return objects, routines, extra, contents
+
+
+def _my_session(connection: Any) -> Any:
+    import pymysql
+
+    state: list[Any] = []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT @hp_evil, @@session.sql_mode, DATABASE(), LAST_INSERT_ID(), IS_USED_LOCK('hp_evil'), "
+            "@@session.character_set_client, @@session.autocommit"
+        )
+        state.append(cursor.fetchall())
+        for probe in ("SELECT 1 FROM hp_evil_tmp", "SELECT 1 FROM hp_evil_copy", "EXECUTE hp_evil",
+                      "HANDLER orders READ FIRST", "SELECT 1 FROM customers LIMIT 1"):  # fmt: skip
+            try:
+                cursor.execute(probe)
+                state.append((probe, "runs"))
+            except pymysql.err.Error as exc:
+                state.append((probe, exc.args[0]))
+    connection.rollback()
+    return state
+
+
+def _sqlite_snapshot(root: Path) -> Any:
+    files = sorted(p.name for p in (root / "db").iterdir() if not p.name.endswith("-journal"))
+    return files, hashlib.sha256((root / "db" / "dev.sqlite3").read_bytes()).hexdigest()
+
+
+def _sqlite_session(connection: sqlite3.Connection) -> Any:
+    temporary = connection.execute("SELECT name FROM temp.sqlite_master").fetchall()  # before database_list
+    return (
+        temporary,
+        connection.execute("PRAGMA query_only").fetchall(),
+        connection.execute("PRAGMA foreign_keys").fetchall(),
+        connection.execute("PRAGMA database_list").fetchall(),
+    )
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgresql", marks=pytest.mark.postgres, id="postgresql"),
+        pytest.param("mysql", marks=pytest.mark.mysql, id="mariadb"),
+    ],
+)
+def harness(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+    backend = request.param
+    root = tmp_path_factory.mktemp(f"property-{backend}")
+    name = f"homeport_prop_{uuid.uuid4().hex[:12]}"
+    fixture: Iterator[tuple[Callable[[], Any], str]] | None = None
+    if backend == "sqlite":
+        (root / "db").mkdir()
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), root / "db" / "dev.sqlite3")
+        url = "sqlite:///db/dev.sqlite3"
+        snapshot: Callable[[], Any] = lambda: _sqlite_snapshot(root)  # noqa: E731
+        probe: Callable[[Any], Any] = _sqlite_session
+    elif backend == "postgresql":
+        fixture = _pg_fixture(name)
+        connect, url = next(fixture)
+        snapshot, probe = (lambda: _pg_snapshot(connect)), _pg_session
+    else:
+        fixture = _my_fixture(name)
+        my_connect, url = next(fixture)
+        snapshot, probe = (lambda: _my_snapshot(my_connect, name)), _my_session
+    write_config(root, url, statement_timeout_ms=300)
+    source = discover_database(root, {})
+    cache = EngineCache()
+    try:
+        engine = cache.engine_for(root, source)
+        harness = Harness(backend, source, engine, snapshot, probe)
+        harness.run("SELECT 1")  # the session state a finished call leaves is the baseline
+        yield harness
+    finally:
+        cache.close_all()
+        if fixture is not None:
+            fixture.close()
+
+
+# ---------------------------------------------------------------- the property
+
+
+def _assert_read_only(harness: Harness, sql: str) -> None:
+    before, sessions_before = harness.snapshot(), harness.sessions()
+    try:
+        result = harness.run(sql)
+    except ProjectDatabaseError as exc:
+        assert exc.code in CODES, (sql, exc.code, exc.message)
+    else:
+        assert result["read_only"] is True
+    assert harness.snapshot() == before, sql
+    assert harness.sessions() == sessions_before, sql
+    assert not Path(MARKER).exists(), sql
+
+
+# Bypasses the property found, kept as regression examples.
+REGRESSIONS = [
+    "SELECT @hp_evil := 1",  # MariaDB: a user variable outlived the call on the pooled connection
+    "SELECT LAST_INSERT_ID(42)",  # MariaDB: session state outlived the call
+]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(sql=statements())
+@example(sql=REGRESSIONS[0])
+@example(sql=REGRESSIONS[1])
+def test_a_generated_statement_runs_read_only_or_is_refused_and_changes_nothing(harness, sql):
+    try:
+        _assert_read_only(harness, sql)
+    finally:
+        Path(MARKER).unlink(missing_ok=True)
