@@ -27,7 +27,8 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── FileAreaError                  file areas: bad path, too large, missing file
     └── ProjectDatabaseError           the project's own database
         ├── DatabaseNotConfiguredError no database found for the workspace
-        └── QueryRejectedError         a statement refused before it reached the database
+        ├── QueryRejectedError         a statement refused before it reached the database
+        └── QuerySyntaxError           a statement that is not valid SQL (Homeport's reading or the database's)
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectDatabaseError",
     "QueryRejectedError",
+    "QuerySyntaxError",
     "SecretDetectedError",
     "StoreError",
     "UnknownArgumentError",
@@ -152,3 +154,7 @@ class DatabaseNotConfiguredError(ProjectDatabaseError):
 
 class QueryRejectedError(ProjectDatabaseError):
     code = "query_rejected"
+
+
+class QuerySyntaxError(ProjectDatabaseError):
+    code = "query_syntax_error"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.errors import ProjectDatabaseError, QueryRejectedError, QuerySyntaxError
 
 from .conftest import make_app
 
@@ -117,6 +117,15 @@ def test_a_database_error_carries_the_drivers_message_and_no_traceback(app, data
     assert "no_such_column" in message
     assert "Traceback" not in message and "sqlalche.me" not in message
     assert not isinstance(caught.value, QueryRejectedError)
+
+
+@pytest.mark.parametrize("sql", ["SELECT 1 FROM", "SELECT * FROM orders WHERE", "SELECT (1"])
+def test_a_syntax_error_from_the_database_is_answered_as_a_syntax_error(app, databases, sql):
+    with pytest.raises(QuerySyntaxError) as caught:
+        databases.run_query(app.root, sql)
+    assert caught.value.code == "query_syntax_error"
+    assert "allow_writes" not in caught.value.message
+    assert databases.run_query(app.root, "SELECT count(*) FROM orders")["rows"] == [[5]]
 
 
 def _b64(data: bytes) -> str:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from homeport.errors import QueryRejectedError
+from homeport.errors import QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._statement_guard import check_statement
 
 READS = {
@@ -130,11 +130,6 @@ def test_an_empty_query_is_refused(sql):
         check_statement(sql, "sqlite", allow_writes=False)
 
 
-def test_text_that_does_not_tokenize_is_refused_with_a_hint():
-    with pytest.raises(QueryRejectedError, match="quotes and comments are closed"):
-        check_statement("SELECT 'unterminated", "postgresql", allow_writes=False)
-
-
 def test_a_refused_pragma_lists_the_pragmas_that_only_report():
     with pytest.raises(QueryRejectedError, match="table_info") as caught:
         check_statement("PRAGMA foreign_keys = OFF", "sqlite", allow_writes=False)
@@ -154,3 +149,24 @@ def test_any_string_literal_is_one_statement_and_a_stacked_drop_never_is(text):
         check_statement(f"SELECT {literal} AS v", backend, allow_writes=False)
         with pytest.raises(QueryRejectedError):
             check_statement(f"SELECT {literal} AS v; DROP TABLE orders", backend, allow_writes=False)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mysql"])
+@pytest.mark.parametrize("sql", ["SELEC 1", "DELET FROM orders", "slect * from orders", "FROM orders SELECT id"])
+def test_a_misspelled_statement_is_answered_as_a_syntax_error_not_as_a_write(backend, sql):
+    with pytest.raises(QuerySyntaxError) as caught:
+        check_statement(sql, backend, allow_writes=False)
+    assert caught.value.code == "query_syntax_error"
+    assert "allow_writes" not in caught.value.message
+    assert sql.split()[0] in caught.value.message
+
+
+def test_text_that_does_not_tokenize_is_a_syntax_error_with_a_hint():
+    with pytest.raises(QuerySyntaxError, match="quotes and comments are closed"):
+        check_statement("SELECT 'unterminated", "postgresql", allow_writes=False)
+
+
+@pytest.mark.parametrize("sql", ["OPTIMIZE TABLE orders", "VACUUM", "ANALYZE", "RENAME TABLE orders TO x"])
+def test_a_real_statement_that_writes_is_still_refused_as_a_write(sql):
+    with pytest.raises(QueryRejectedError, match="allow_writes"):
+        check_statement(sql, "mysql", allow_writes=False)

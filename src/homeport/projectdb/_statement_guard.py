@@ -25,7 +25,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
 
-from homeport.errors import QueryRejectedError
+from homeport.errors import QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._rules import (
     QUERY_PRAGMAS,
     SETTING_PRAGMAS,
@@ -117,6 +117,45 @@ _STATEMENT_STARTS = frozenset(
         "SET",
     }
 )
+# Every keyword that starts a statement in one of the dialects: a query that starts with another
+# word is misspelled, and is answered as a syntax error rather than as a refused write.
+_KNOWN_STARTS = (
+    frozenset(_ALWAYS_REFUSED)
+    | _READ_ONLY_STARTS
+    | _EXPLAIN
+    | _STATEMENT_STARTS
+    | frozenset(
+        {
+            "SHOW",
+            "PRAGMA",
+            "ANALYZE",
+            "ANALYSE",
+            "VACUUM",
+            "REINDEX",
+            "RENAME",
+            "COMMENT",
+            "OPTIMIZE",
+            "REPAIR",
+            "CHECK",
+            "CHECKSUM",
+            "HELP",
+            "GET",
+            "SIGNAL",
+            "RESIGNAL",
+            "REFRESH",
+            "CLUSTER",
+            "IMPORT",
+            "REASSIGN",
+            "SECURITY",
+            "BACKUP",
+            "RESTORE",
+            "PURGE",
+            "RESET",
+            "DELETE",
+            "UPSERT",
+        }
+    )
+)
 # Keyword tokens that mean a change when they are not a function call (MySQL's INSERT(), REPLACE()).
 _WRITE_TOKENS = frozenset(
     {
@@ -171,6 +210,7 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
         raise QueryRejectedError("MySQL executable comments (/*! ... */) run hidden SQL; write the SQL without them")
     statement = statements[0]
     text = sql[statement[0].start : statement[-1].end + 1]
+    _check_known_start(statement, sql, dialect)
     _check_never_allowed(statement, dialect, backend)
     if _leading_keyword(statement) in _READ_ONLY_STARTS:
         try:
@@ -185,11 +225,23 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
     return False
 
 
+def _check_known_start(statement: Sequence[Token], sql: str, dialect: Dialect) -> None:
+    keyword = _leading_keyword(statement)
+    if keyword in _KNOWN_STARTS:
+        return
+    first = next((t for t in statement if t.token_type != TokenType.L_PAREN), statement[0])
+    word = sql[first.start : first.end + 1]
+    raise QuerySyntaxError(
+        f"the query is not valid {_dialect_label(dialect)} SQL: no statement starts with {word!r}; check the "
+        "spelling (a query starts with SELECT, WITH, VALUES, EXPLAIN, SHOW or DESCRIBE)"
+    )
+
+
 def _tokenize(sql: str, dialect: Dialect) -> list[Token]:
     try:
         return list(dialect.tokenize(sql))
     except SqlglotError as exc:
-        raise QueryRejectedError(
+        raise QuerySyntaxError(
             f"the query could not be read as {_dialect_label(dialect)} SQL ({_first_line(exc)}); "
             "check quotes and comments are closed"
         ) from exc

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.errors
 import pymysql
 from psycopg.adapt import Loader
 from psycopg.types import datetime as pg_datetime
@@ -42,6 +43,7 @@ __all__ = [
     "checkout",
     "database_error",
     "driver_message",
+    "is_syntax_error",
     "open_engine",
     "reset_session",
     "sqlite_authorizer",
@@ -49,6 +51,8 @@ __all__ = [
 
 CONNECT_TIMEOUT_S = 5
 _COM_RESET_CONNECTION = 0x1F  # MySQL 5.7+ / MariaDB 10.2+
+_MYSQL_SYNTAX_ERRORS = frozenset({1064, 1149})  # ER_PARSE_ERROR, ER_SYNTAX_ERROR
+_SQLITE_SYNTAX_ERRORS = ("syntax error", "incomplete input", "unrecognized token")
 _POOL = {"pool_size": 2, "max_overflow": 2, "pool_timeout": 10}
 _SERVER_POOL = {**_POOL, "pool_pre_ping": True, "pool_recycle": 1800}
 
@@ -228,6 +232,19 @@ def reset_session(connection: PoolProxiedConnection, backend: str) -> bool:
     except DRIVER_ERRORS:
         return False
     return True
+
+
+def is_syntax_error(exc: BaseException) -> bool:
+    """True when the database refused the statement's text rather than what it does."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        exc = exc.orig
+    if isinstance(exc, psycopg.errors.SyntaxError):
+        return True
+    if isinstance(exc, pymysql.err.Error):
+        return bool(exc.args) and exc.args[0] in _MYSQL_SYNTAX_ERRORS
+    if isinstance(exc, sqlite3.OperationalError):
+        return any(sign in str(exc) for sign in _SQLITE_SYNTAX_ERRORS)
+    return False
 
 
 def sqlite_authorizer(*, allow_writes: bool) -> Callable[[int, str | None, str | None, str | None, str | None], int]:

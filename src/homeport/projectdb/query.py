@@ -36,11 +36,18 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import PoolProxiedConnection
 
-from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.errors import ProjectDatabaseError, QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb._statement_guard import check_statement
 from homeport.projectdb._values import json_safe, mysql_time
-from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error, reset_session
+from homeport.projectdb.connections import (
+    DRIVER_ERRORS,
+    checkout,
+    database_error,
+    driver_message,
+    is_syntax_error,
+    reset_session,
+)
 from homeport.projectdb.discovery import DatabaseSource
 
 __all__ = ["DEFAULT_LIMIT", "run_query"]
@@ -85,6 +92,7 @@ def run_query(
 
     Raises:
         QueryRejectedError: the statement was refused before it reached the database.
+        QuerySyntaxError: the statement is not valid SQL, by Homeport's reading or the database's.
         ProjectDatabaseError: the database refused or failed it (the driver's message), or it ran
             past the statement timeout.
     """
@@ -111,6 +119,11 @@ def run_query(
         ) from exc
     except DRIVER_ERRORS as exc:
         discard = _rollback_failed(connection)
+        if is_syntax_error(exc):
+            raise QuerySyntaxError(
+                f"the query is not valid {source.backend} SQL: {driver_message(exc)} [{source.describe()}]; "
+                "fix the SQL (get_database_type names the dialect and version)"
+            ) from exc
         raise database_error(exc, source, "the query failed") from exc
     except BaseException:
         discard = True  # in an unknown state: never hand it to the next call
