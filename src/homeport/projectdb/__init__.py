@@ -94,11 +94,13 @@ class ProjectDatabases:
     ) -> dict[str, Any]:
         """Run one statement; read-only unless the workspace's config sets ``allow_writes``.
 
-        `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows return.
+        `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows and
+        ``max_result_bytes`` of JSON return; ``truncated_by`` names the cap that cut the result.
 
         Raises:
             DatabaseNotConfiguredError, ConfigError: see `discover`.
             QueryRejectedError: refused before reaching the database (the reason and what to do).
+            QuerySyntaxError: the query is not valid SQL for the database.
             ProjectDatabaseError: the database refused or failed it, or it ran past the timeout.
         """
         from homeport.projectdb.query import run_query
