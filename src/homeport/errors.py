@@ -27,6 +27,7 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── FileAreaError                  file areas: bad path, too large, missing file
     └── ProjectDatabaseError           the project's own database
         ├── DatabaseNotConfiguredError no database found for the workspace
+        ├── DatabaseNotAllowedError    untrusted workspace configuration names another host or a server file
         ├── QueryRejectedError         a statement refused before it reached the database
         └── QuerySyntaxError           a statement that is not valid SQL (Homeport's reading or the database's)
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "DatabaseNotAllowedError",
     "DatabaseNotConfiguredError",
     "ExplicitWorkspaceRequired",
     "FileAreaError",
@@ -150,6 +152,10 @@ class ProjectDatabaseError(HomeportError):
 
 class DatabaseNotConfiguredError(ProjectDatabaseError):
     code = "database_not_configured"
+
+
+class DatabaseNotAllowedError(ProjectDatabaseError):
+    code = "database_not_allowed"
 
 
 class QueryRejectedError(ProjectDatabaseError):

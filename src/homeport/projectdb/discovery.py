@@ -32,6 +32,7 @@ from sqlalchemy.engine import URL
 from homeport.errors import ConfigError, DatabaseNotConfiguredError
 from homeport.projectdb._dotenv import read_dotenv
 from homeport.projectdb._rails import RAILS_CONFIG, rails_development_url
+from homeport.projectdb._trust import require_local_database
 from homeport.projectdb._urls import backend_of, masked, normalize_url
 
 __all__ = [
@@ -89,15 +90,21 @@ class DatabaseSource:
         return f"{masked(self.url.set(drivername=self.backend))} (from {self.origin})"
 
 
-def discover_database(root: Path, environ: Mapping[str, str]) -> DatabaseSource:
+def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace_config: bool = True) -> DatabaseSource:
     """The development database of the workspace at `root`.
+
+    With `trust_workspace_config` false (a server whose callers are remote), ``${NAME}`` and
+    Rails' ``ENV[...]`` read only the workspace's `.env`, never `environ`, and the database must
+    be on this machine (see `_trust`).
 
     Raises:
         DatabaseNotConfiguredError: no place names a database; the message lists every place
             looked at and the `.homeport/config.toml` lines to add.
         ConfigError: a place names a database but cannot be read or is malformed.
+        DatabaseNotAllowedError: untrusted configuration names another host or a file outside
+            the workspace.
     """
-    places = _Places(root, environ)
+    places = _Places(root, environ if trust_workspace_config else {})
     looked: list[str] = []
     for probe in (_from_config, _from_database_url, _from_laravel, _from_rails, _from_django):
         found = probe(places)
@@ -105,6 +112,8 @@ def discover_database(root: Path, environ: Mapping[str, str]) -> DatabaseSource:
             looked.append(found)
             continue
         url, origin = found
+        if not trust_workspace_config:
+            require_local_database(url, root, origin)
         return DatabaseSource(url=url, origin=origin, **places.settings)
     raise DatabaseNotConfiguredError(_not_found_message(root, looked))
 
