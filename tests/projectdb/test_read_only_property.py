@@ -551,3 +551,31 @@ def test_a_generated_statement_runs_read_only_or_is_refused_and_changes_nothing(
         _assert_read_only(harness, sql)
     finally:
         Path(MARKER).unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("sql_mode", ["NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 'a\\' , LOAD_FILE('/etc/hostname') AS f -- '",
+        'SELECT 1 AS "a\\" , LOAD_FILE(\'/etc/hostname\') AS f -- "',
+        f"SELECT 'a\\' , 1 INTO OUTFILE '{MARKER}' -- '",
+    ],
+)
+def test_a_server_whose_sql_mode_reads_quotes_differently_is_not_fooled(harness, sql_mode, sql):
+    """Regression: with NO_BACKSLASH_ESCAPES the first query returned the server's /etc/hostname."""
+    if harness.backend != "mysql":
+        pytest.skip("sql_mode is MySQL's")
+    count = max(harness.engine.pool.checkedin(), 1)  # type: ignore[attr-defined]
+    connections = [harness.engine.raw_connection() for _ in range(count)]
+    for connection in connections:
+        with connection.driver_connection.cursor() as cursor:  # type: ignore[attr-defined]
+            cursor.execute(f"SET SESSION sql_mode = '{sql_mode}'")
+        connection.close()
+    try:
+        with pytest.raises(ProjectDatabaseError) as caught:
+            harness.run(sql)
+        assert caught.value.code == "query_rejected"
+        assert not Path(MARKER).exists()
+    finally:
+        Path(MARKER).unlink(missing_ok=True)

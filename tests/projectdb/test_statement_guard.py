@@ -170,3 +170,24 @@ def test_text_that_does_not_tokenize_is_a_syntax_error_with_a_hint():
 def test_a_real_statement_that_writes_is_still_refused_as_a_write(sql):
     with pytest.raises(QueryRejectedError, match="allow_writes"):
         check_statement(sql, "mysql", allow_writes=False)
+
+
+# A MySQL server with NO_BACKSLASH_ESCAPES or ANSI_QUOTES in its sql_mode ends these quotes at the
+# backslash, and runs what the default reading takes for the rest of a string.
+OTHER_SQL_MODES = [
+    "SELECT 'a\\' , LOAD_FILE('/etc/hostname') AS f -- '",
+    'SELECT "a\\" , LOAD_FILE(\'/etc/hostname\') -- "',
+    'SELECT "a\\" , GET_LOCK(\'x\', 0) -- "',
+    "SELECT 'a\\' , 1 FROM orders FOR UPDATE -- '",
+]
+
+
+@pytest.mark.parametrize("sql", OTHER_SQL_MODES)
+def test_mysql_text_is_checked_as_every_sql_mode_would_read_it(sql):
+    with pytest.raises(QueryRejectedError):
+        check_statement(sql, "mysql", allow_writes=False)
+
+
+@pytest.mark.parametrize("sql", ["SELECT 'it\\'s'", 'SELECT \'a\\\\\', "b\\"c"', "SELECT 'a\\';' AS semi"])
+def test_backslash_escapes_that_hide_nothing_still_pass_on_mysql(sql):
+    check_statement(sql, "mysql", allow_writes=False)

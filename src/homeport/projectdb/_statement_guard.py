@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
 
@@ -117,6 +118,31 @@ _STATEMENT_STARTS = frozenset(
         "SET",
     }
 )
+
+
+class _MySQLReading(MySQL):
+    """MySQL as a server with `SQL_MODE` in its sql_mode tokenizes it."""
+
+    SQL_MODE = ""
+
+
+class _MySQLNoBackslashEscapes(_MySQLReading):
+    SQL_MODE = "NO_BACKSLASH_ESCAPES"
+
+    class Tokenizer(MySQL.Tokenizer):
+        STRING_ESCAPES = ["'", '"']  # noqa: RUF012 (sqlglot's own attribute)
+
+
+class _MySQLAnsiQuotes(_MySQLReading):
+    SQL_MODE = "ANSI_QUOTES"
+
+    class Tokenizer(MySQL.Tokenizer):
+        QUOTES = ["'"]  # noqa: RUF012
+        IDENTIFIERS = ["`", '"']  # noqa: RUF012
+
+
+_OTHER_MYSQL_READINGS: tuple[_MySQLReading, ...] = (_MySQLNoBackslashEscapes(), _MySQLAnsiQuotes())
+
 # Every keyword that starts a statement in one of the dialects: a query that starts with another
 # word is misspelled, and is answered as a syntax error rather than as a refused write.
 _KNOWN_STARTS = (
@@ -195,8 +221,36 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
 
     Raises:
         QueryRejectedError: with the reason and what to do instead.
+        QuerySyntaxError: the text is not SQL (a misspelled statement, an unclosed quote).
     """
-    dialect = Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend])
+    is_query = _check(sql, Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend]), backend, allow_writes)
+    if backend == "mysql" and "\\" in sql:
+        # The server's sql_mode decides whether a backslash escapes a quote: check every reading.
+        for reading in _OTHER_MYSQL_READINGS:
+            _check_other_reading(sql, reading, allow_writes)
+    return is_query
+
+
+def _check_other_reading(sql: str, dialect: _MySQLReading, allow_writes: bool) -> None:
+    """Refuse `sql` if a server reading it as `dialect` would run something refused.
+
+    A reading that is not one statement of valid SQL is left alone: such a server would refuse it
+    as a syntax error (the client never enables multi-statements).
+    """
+    try:
+        if len(_split_statements(list(dialect.tokenize(sql)))) != 1:
+            return
+        _check(sql, dialect, "mysql", allow_writes)
+    except (SqlglotError, QuerySyntaxError):
+        return
+    except QueryRejectedError as exc:
+        raise QueryRejectedError(
+            f"{exc.message} (as a server with {dialect.SQL_MODE} in its sql_mode reads the quotes, where a "
+            "backslash does not escape a quote; write a quote inside a string as two quotes instead)"
+        ) from exc
+
+
+def _check(sql: str, dialect: Dialect, backend: str, allow_writes: bool) -> bool:
     tokens = _tokenize(sql, dialect)
     statements = _split_statements(tokens)
     if not statements:
