@@ -579,3 +579,20 @@ def test_a_server_whose_sql_mode_reads_quotes_differently_is_not_fooled(harness,
         assert not Path(MARKER).exists()
     finally:
         Path(MARKER).unlink(missing_ok=True)
+
+
+def test_a_postgres_session_without_standard_conforming_strings_is_not_fooled(harness):
+    """Regression: with standard_conforming_strings off (postgresql.conf, ALTER DATABASE, or the
+    URL's options) the server read the rest of this "string" as code and took the lock."""
+    if harness.backend != "postgresql":
+        pytest.skip("standard_conforming_strings is PostgreSQL's")
+    count = max(harness.engine.pool.checkedin(), 1)  # type: ignore[attr-defined]
+    connections = [harness.engine.raw_connection() for _ in range(count)]
+    for connection in connections:
+        raw: Any = connection.driver_connection
+        raw.autocommit = True
+        raw.execute("SET standard_conforming_strings = off")
+        raw.autocommit = False
+        connection.close()
+    result = harness.run("SELECT 'a\\'' , pg_advisory_lock(1) IS NULL AS locked -- '")
+    assert result["rows"] == [["a\\' , pg_advisory_lock(1) IS NULL AS locked -- "]]  # one string, as the guard read it

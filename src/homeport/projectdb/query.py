@@ -4,15 +4,16 @@ The guarantee is the database's, the statement guard (`_statement_guard`) only r
 
 - SQLite: the connection is read-only (see `connections`); a progress handler stops a statement
   that outlives the timeout; ``execute`` refuses a second statement.
-- PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` in a transaction
-  that is always rolled back. A plain query runs as a server-side cursor (DECLARE, through the
-  extended protocol), so only the rows fetched are computed; anything else runs as a prepared
-  statement. Both protocols refuse a second statement.
+- PostgreSQL: ``SET TRANSACTION READ ONLY``, ``SET LOCAL statement_timeout`` and
+  ``standard_conforming_strings`` (so that the server reads quotes as the guard did) in a
+  transaction that is always rolled back, then ``DISCARD ALL``. A plain query runs as a
+  server-side cursor (DECLARE, through the extended protocol), so only the rows fetched are
+  computed; anything else runs as a prepared statement. Both protocols refuse a second statement.
 - MySQL / MariaDB: ``max_execution_time`` (MySQL, SELECT only) or ``max_statement_time``
   (MariaDB), then ``SET SESSION TRANSACTION READ ONLY`` and ``START TRANSACTION READ ONLY``,
-  always rolled back (the session setting is what stops DDL, which commits implicitly); the
-  client never enables multi-statements; rows stream, and a truncated result closes the
-  connection instead of reading the rest.
+  always rolled back (the session setting is what stops DDL, which commits implicitly), then
+  ``COM_RESET_CONNECTION``; the client never enables multi-statements; rows stream, and a
+  truncated result closes the connection instead of reading the rest.
 
 With allow_writes the transaction is read-write and committed when the statement succeeds.
 Parameters are named ``:name`` placeholders with values in `params`, bound by the driver.
@@ -221,9 +222,11 @@ def _run_postgres(
             # Homeport's own fixed text, sent in one round trip. Intervals come back in ISO 8601
             # as text (see connections), exact where a timedelta would turn months into days.
             read_only = "SET TRANSACTION READ ONLY; " if not source.allow_writes else ""
+            # standard_conforming_strings pins how the server reads a backslash in '...' to the
+            # statement guard's reading, whatever the database or the URL's options set.
             setup.execute(
                 f"{read_only}SET LOCAL statement_timeout = {int(source.statement_timeout_ms)}; "
-                "SET LOCAL IntervalStyle = 'iso_8601'"
+                "SET LOCAL IntervalStyle = 'iso_8601'; SET LOCAL standard_conforming_strings = on"
             )
         if statement.is_query:
             # A server-side cursor: DECLARE goes through the extended protocol (one statement
