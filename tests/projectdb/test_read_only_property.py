@@ -329,6 +329,8 @@ def _pg_fixture(name: str) -> Iterator[tuple[Callable[[], Any], str]]:
     admin = _postgres_admin("test")
     user = admin.info.user
     admin.execute(f'CREATE DATABASE "{name}"')
+    # A hostile default: backslashes escape quotes in '...', unless Homeport pins the setting.
+    admin.execute(f'ALTER DATABASE "{name}" SET standard_conforming_strings = off')
 
     def connect() -> Any:
         return psycopg.connect(host=PG_HOST, port=PG_PORT, user=user, dbname=name, autocommit=True)
