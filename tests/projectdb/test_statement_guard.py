@@ -42,7 +42,7 @@ READS = {
         "DESCRIBE orders",
         "EXPLAIN orders",
         "EXPLAIN FORMAT=JSON SELECT * FROM orders",
-        "SELECT INSERT('abc', 1, 1, 'x'), /*+ MAX_EXECUTION_TIME(10) */ 1",
+        "SELECT INSERT('abc', 1, 1, 'x'), /*+ NO_RANGE_OPTIMIZATION(orders) */ 1",
         "SELECT '\\'' AS quote",
     ],
 }
@@ -191,3 +191,18 @@ def test_mysql_text_is_checked_as_every_sql_mode_would_read_it(sql):
 @pytest.mark.parametrize("sql", ["SELECT 'it\\'s'", 'SELECT \'a\\\\\', "b\\"c"', "SELECT 'a\\';' AS semi"])
 def test_backslash_escapes_that_hide_nothing_still_pass_on_mysql(sql):
     check_statement(sql, "mysql", allow_writes=False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT /*+ MAX_EXECUTION_TIME(3600000) */ SLEEP(60)",
+        "SELECT /*+ max_execution_time(0) */ 1",
+        "SELECT /*+ SET_VAR(sql_mode = 'NO_BACKSLASH_ESCAPES') */ 1",
+        "SELECT /*+ BKA(orders) SET_VAR(max_execution_time = 0) */ 1",
+    ],
+)
+def test_mysql_optimizer_hints_that_change_the_timeout_or_session_variables_are_refused(sql):
+    """MySQL 8 lets these hints override the session's max_execution_time and settings."""
+    with pytest.raises(QueryRejectedError, match="optimizer hint"):
+        check_statement(sql, "mysql", allow_writes=False)

@@ -17,6 +17,7 @@ Rules, in order:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 
 import sqlglot
@@ -143,6 +144,9 @@ class _MySQLAnsiQuotes(_MySQLReading):
 
 _OTHER_MYSQL_READINGS: tuple[_MySQLReading, ...] = (_MySQLNoBackslashEscapes(), _MySQLAnsiQuotes())
 
+# MySQL 8 optimizer hints that override max_execution_time or set session variables.
+_SESSION_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(MAX_EXECUTION_TIME|SET_VAR)\s*\(", re.IGNORECASE | re.DOTALL)
+
 # Every keyword that starts a statement in one of the dialects: a query that starts with another
 # word is misspelled, and is answered as a syntax error rather than as a refused write.
 _KNOWN_STARTS = (
@@ -262,6 +266,11 @@ def _check(sql: str, dialect: Dialect, backend: str, allow_writes: bool) -> bool
         )
     if backend == "mysql" and ("/*!" in sql or "/*M!" in sql):
         raise QueryRejectedError("MySQL executable comments (/*! ... */) run hidden SQL; write the SQL without them")
+    if backend == "mysql" and (hint := _SESSION_HINT.search(sql)):
+        raise QueryRejectedError(
+            f"the optimizer hint {hint.group(1).upper()}() is refused: it overrides the statement timeout or "
+            "session settings Homeport set; drop it"
+        )
     statement = statements[0]
     text = sql[statement[0].start : statement[-1].end + 1]
     _check_known_start(statement, sql, dialect)
