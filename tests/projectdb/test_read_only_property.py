@@ -14,6 +14,7 @@ The "ci" profile runs 100 statements per backend; ``HOMEPORT_HYPOTHESIS=deep`` r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import sqlite3
@@ -629,3 +630,40 @@ def test_a_postgres_session_without_standard_conforming_strings_is_not_fooled(ha
         connection.close()
     result = harness.run("SELECT 'a\\'' , pg_advisory_lock(1) IS NULL AS locked -- '")
     assert result["rows"] == [["a\\' , pg_advisory_lock(1) IS NULL AS locked -- "]]  # one string, as the guard read it
+
+
+# Session state that a read-only transaction allows, and that only the reset after each call
+# removes: with the statement guard switched off, none of it reaches the next call.
+SESSION_ONLY = {
+    "postgresql": [
+        "SELECT pg_advisory_lock(42)",
+        "PREPARE hp_evil AS SELECT 1",
+        "SELECT set_config('work_mem', '77MB', false)",
+        "LISTEN hp_evil",
+        "DECLARE hp CURSOR WITH HOLD FOR SELECT 1",
+    ],
+    "mysql": [
+        "SELECT GET_LOCK('hp_evil', 0)",
+        "SET @hp_evil = 1",
+        "SELECT @hp_evil := 1",
+        "SET SESSION sql_mode = 'ANSI_QUOTES'",
+        "CREATE TEMPORARY TABLE hp_evil_tmp (id INT)",
+        "PREPARE hp_evil FROM 'SELECT 1'",
+        "HANDLER orders OPEN",
+        "USE mysql",
+    ],
+    "sqlite": ["PRAGMA foreign_keys = ON", "CREATE TEMP TABLE hp_evil_tmp (id INTEGER)"],
+}
+
+
+@pytest.mark.parametrize("index", range(max(len(statements) for statements in SESSION_ONLY.values())))
+def test_the_database_forgets_session_state_even_when_the_guard_is_switched_off(harness, monkeypatch, index):
+    if index >= len(SESSION_ONLY[harness.backend]):
+        pytest.skip("fewer session statements on this backend")
+    sql = SESSION_ONLY[harness.backend][index]
+    monkeypatch.setattr("homeport.projectdb.query.check_statement", lambda *_args, **_kwargs: False)
+    before, sessions_before = harness.snapshot(), harness.sessions()
+    with contextlib.suppress(ProjectDatabaseError):  # refused by the database, or run: either way
+        harness.run(sql)
+    assert harness.snapshot() == before
+    assert harness.sessions() == sessions_before
