@@ -613,6 +613,7 @@ def test_a_server_whose_sql_mode_reads_quotes_differently_is_not_fooled(harness,
         assert not Path(MARKER).exists()
     finally:
         Path(MARKER).unlink(missing_ok=True)
+        harness.engine.dispose()  # no connection keeps the sql_mode set here
 
 
 def test_a_postgres_session_without_standard_conforming_strings_is_not_fooled(harness):
@@ -628,7 +629,10 @@ def test_a_postgres_session_without_standard_conforming_strings_is_not_fooled(ha
         raw.execute("SET standard_conforming_strings = off")
         raw.autocommit = False
         connection.close()
-    result = harness.run("SELECT 'a\\'' , pg_advisory_lock(1) IS NULL AS locked -- '")
+    try:
+        result = harness.run("SELECT 'a\\'' , pg_advisory_lock(1) IS NULL AS locked -- '")
+    finally:
+        harness.engine.dispose()
     assert result["rows"] == [["a\\' , pg_advisory_lock(1) IS NULL AS locked -- "]]  # one string, as the guard read it
 
 
