@@ -9,13 +9,17 @@ server's files. An untrusted URL may name
 - a SQLite file whose real path (symbolic links followed) is inside the workspace;
 
 and none of the connection parameters that read files on the server or name hosts indirectly
-(libpq's ``service``, ``passfile``, ``sslkey`` ..., PyMySQL's ``ssl_key`` ...).
+(libpq's ``service``, ``passfile``, ``sslkey`` ..., PyMySQL's ``ssl_key`` ...). libpq's
+``options`` may only set ``search_path`` (Prisma's ``schema=``): any other ``-c`` setting is
+applied at connection start, where a superuser login could load a library
+(``session_preload_libraries``) or change logging.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from pathlib import Path
 
 from sqlalchemy.engine import URL
@@ -32,6 +36,7 @@ _SERVER_FILE_PARAMS = {
     "mysql": frozenset({"ssl_ca", "ssl_cert", "ssl_key", "ssl_capath"}),
 }
 _HOST_PARAMS = frozenset({"host", "hostaddr"})
+_SEARCH_PATH_ONLY = re.compile(r"^\s*-c\s*search_path=[\w$,\"]+\s*$")
 
 
 def require_local_database(url: URL, root: Path, origin: str) -> None:
@@ -55,6 +60,11 @@ def require_local_database(url: URL, root: Path, origin: str) -> None:
             raise DatabaseNotAllowedError(
                 f"{origin} sets the connection parameter {key}, which reads a file on the server; {_WHY}: "
                 f"drop {key}, or use Homeport over stdio, where the workspace's configuration is trusted"
+            )
+        if key == "options" and backend == "postgresql" and not _SEARCH_PATH_ONLY.match(str(value)):
+            raise DatabaseNotAllowedError(
+                f"{origin} sets options={value!r}; {_WHY}: options may only set search_path "
+                "(-c search_path=...), or use Homeport over stdio, where the workspace's configuration is trusted"
             )
         if key in _HOST_PARAMS and backend == "postgresql":
             hosts.extend([value] if isinstance(value, str) else value)
