@@ -28,7 +28,9 @@ and the CLI into one line on stderr with a non-zero exit.
     ├── FileAreaError                  file areas: bad path, too large, missing file
     ├── ProjectDatabaseError           the project's own database
     │   ├── DatabaseNotConfiguredError no database found for the workspace
-    │   └── QueryRejectedError         a statement refused before it reached the database
+    │   ├── DatabaseNotAllowedError    untrusted workspace configuration names another host or a server file
+    │   ├── QueryRejectedError         a statement refused before it reached the database
+    │   └── QuerySyntaxError           a statement that is not valid SQL (Homeport's reading or the database's)
     └── RegistryError                  the instance registry: unreadable, no free port
         ├── WorkspaceOwnedError        another live instance owns the workspace (--take-over)
         └── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
@@ -39,6 +41,7 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "DatabaseNotAllowedError",
     "DatabaseNotConfiguredError",
     "ExplicitWorkspaceRequired",
     "FileAreaError",
@@ -52,6 +55,7 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectDatabaseError",
     "QueryRejectedError",
+    "QuerySyntaxError",
     "RegistryError",
     "SecretDetectedError",
     "StoreError",
@@ -162,6 +166,10 @@ class DatabaseNotConfiguredError(ProjectDatabaseError):
     code = "database_not_configured"
 
 
+class DatabaseNotAllowedError(ProjectDatabaseError):
+    code = "database_not_allowed"
+
+
 class QueryRejectedError(ProjectDatabaseError):
     code = "query_rejected"
 
@@ -176,3 +184,7 @@ class WorkspaceOwnedError(RegistryError):
 
 class OwnerUnavailableError(RegistryError):
     code = "owner_unavailable"
+
+
+class QuerySyntaxError(ProjectDatabaseError):
+    code = "query_syntax_error"

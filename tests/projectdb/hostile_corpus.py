@@ -153,6 +153,7 @@ CORPUS: list[Hostile] = [
     ),
     Hostile("advisory-lock", "SELECT pg_advisory_lock(42)", only(P), NOWHERE),
     Hostile("pg-sleep-past-timeout", "SELECT pg_sleep(10)", only(P)),
+    Hostile("copy-replication-slot", "SELECT pg_copy_logical_replication_slot('a', 'b')", only(P)),
     Hostile("alter-system", "ALTER SYSTEM SET work_mem = '64MB'", only(P)),
     Hostile("load-library", "LOAD 'auto_explain'", only(P), NOWHERE),
     Hostile("create-extension", "CREATE EXTENSION IF NOT EXISTS dblink", only(P)),

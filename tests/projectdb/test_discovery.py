@@ -379,6 +379,7 @@ def test_no_database_found_says_why_each_place_had_none(root):
         ("[database]\nallow_writes = 'yes'\n", "allow_writes must be true or false"),
         ("[database]\nstatement_timeout_ms = 0\n", "statement_timeout_ms must be a whole number"),
         ("[database]\nrow_limit = 1000000\n", "row_limit must be a whole number from 1 to 100000"),
+        ("[database]\nmax_result_bytes = 10\n", "max_result_bytes must be a whole number from 1024 to"),
         ("[database]\nurl = 5\n", "url must be a string"),
     ],
 )

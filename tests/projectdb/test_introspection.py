@@ -106,6 +106,7 @@ def test_get_database_type_reports_the_kind_version_and_origin_without_a_passwor
     assert result["origin"] == ".homeport/config.toml [database] url"
     assert result["source"].endswith("(from .homeport/config.toml [database] url)")
     assert (result["read_only"], result["statement_timeout_ms"], result["row_limit"]) == (True, 5000, 1000)
+    assert result["max_result_bytes"] == 256 * 1024
 
 
 def test_introspection_changes_nothing(app, databases):

@@ -16,7 +16,7 @@ def test_projectdb_exports():
 
 def test_project_databases_methods_and_their_parameters():
     expected = {
-        "__init__": ["self", "environ", "max_idle_seconds", "max_engines"],
+        "__init__": ["self", "environ", "trust_workspace_config", "max_idle_seconds", "max_engines"],
         "discover": ["self", "root"],
         "get_tables": ["self", "root"],
         "get_schema": ["self", "root", "table"],
@@ -31,3 +31,5 @@ def test_project_databases_methods_and_their_parameters():
     init = inspect.signature(ProjectDatabases.__init__).parameters
     assert (init["max_idle_seconds"].default, init["max_engines"].default) == (300, 32)
     assert init["max_idle_seconds"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert init["trust_workspace_config"].default is True
+    assert init["trust_workspace_config"].kind is inspect.Parameter.KEYWORD_ONLY

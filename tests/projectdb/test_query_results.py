@@ -8,11 +8,31 @@ import time
 
 import pytest
 
-from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.errors import ProjectDatabaseError, QueryRejectedError, QuerySyntaxError
 
 from .conftest import make_app
 
-RESULT_KEYS = {"columns", "rows", "row_count", "truncated", "elapsed_ms", "limit", "affected_rows", "read_only"}
+RESULT_KEYS = {
+    "columns",
+    "rows",
+    "row_count",
+    "truncated",
+    "truncated_by",
+    "elapsed_ms",
+    "limit",
+    "max_result_bytes",
+    "affected_rows",
+    "read_only",
+}
+FIVE_HUNDRED_WIDE_ROWS = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500) "
+    "SELECT x, '" + "p" * 100 + "' AS pad FROM c"
+)
+ONE_HUGE_VALUE = {
+    "sqlite": "SELECT 1 AS id, replace(hex(zeroblob(50000)), '0', 'x') AS big",
+    "postgresql": "SELECT 1 AS id, repeat('x', 100000) AS big",
+    "mysql": "SELECT 1 AS id, REPEAT('x', 100000) AS big",
+}
 TEN_MILLION_ROWS = {
     "sqlite": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000) SELECT x FROM c",
     "postgresql": "SELECT generate_series(1, 10000000) AS x",
@@ -77,6 +97,32 @@ def test_the_limit_truncates_and_says_so(app, databases):
     assert (exact["row_count"], exact["truncated"]) == (5, False)
 
 
+def test_a_result_past_the_byte_limit_stops_at_a_whole_row_and_says_so(app, databases):
+    app.configure(max_result_bytes=4096)
+    result = databases.run_query(app.root, FIVE_HUNDRED_WIDE_ROWS, limit=500)
+    assert (result["truncated"], result["truncated_by"], result["max_result_bytes"]) == (True, "bytes", 4096)
+    assert 10 < result["row_count"] < 500
+    assert result["rows"][0] == [1, "p" * 100]
+    assert len(json.dumps(result["rows"]).encode()) <= 4096
+    assert databases.run_query(app.root, "SELECT count(*) FROM orders")["rows"] == [[5]]
+
+
+def test_a_single_value_past_the_byte_limit_is_shortened_with_a_marker(app, databases):
+    app.configure(max_result_bytes=4096)
+    result = databases.run_query(app.root, ONE_HUGE_VALUE[app.backend])
+    assert (result["row_count"], result["truncated"], result["truncated_by"]) == (1, True, "bytes")
+    [[identifier, big]] = result["rows"]
+    assert identifier == 1
+    assert big.startswith("xxxx") and big.endswith("…")
+    assert len(json.dumps(result["rows"]).encode()) <= 4096
+
+
+def test_the_row_limit_is_named_as_the_cause_of_truncation(app, databases):
+    result = databases.run_query(app.root, "SELECT id FROM orders", limit=2)
+    assert (result["truncated"], result["truncated_by"]) == (True, "rows")
+    assert databases.run_query(app.root, "SELECT id FROM orders")["truncated_by"] is None
+
+
 def test_the_workspace_row_limit_caps_the_limit_asked_for(app, databases):
     app.configure(row_limit=3)
     result = databases.run_query(app.root, "SELECT id FROM orders ORDER BY id", limit=200)
@@ -117,6 +163,15 @@ def test_a_database_error_carries_the_drivers_message_and_no_traceback(app, data
     assert "no_such_column" in message
     assert "Traceback" not in message and "sqlalche.me" not in message
     assert not isinstance(caught.value, QueryRejectedError)
+
+
+@pytest.mark.parametrize("sql", ["SELECT 1 FROM", "SELECT * FROM orders WHERE", "SELECT (1"])
+def test_a_syntax_error_from_the_database_is_answered_as_a_syntax_error(app, databases, sql):
+    with pytest.raises(QuerySyntaxError) as caught:
+        databases.run_query(app.root, sql)
+    assert caught.value.code == "query_syntax_error"
+    assert "allow_writes" not in caught.value.message
+    assert databases.run_query(app.root, "SELECT count(*) FROM orders")["rows"] == [[5]]
 
 
 def _b64(data: bytes) -> str:

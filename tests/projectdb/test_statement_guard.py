@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from homeport.errors import QueryRejectedError
+from homeport.errors import QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._statement_guard import check_statement
 
 READS = {
@@ -42,7 +42,7 @@ READS = {
         "DESCRIBE orders",
         "EXPLAIN orders",
         "EXPLAIN FORMAT=JSON SELECT * FROM orders",
-        "SELECT INSERT('abc', 1, 1, 'x'), /*+ MAX_EXECUTION_TIME(10) */ 1",
+        "SELECT INSERT('abc', 1, 1, 'x'), /*+ NO_RANGE_OPTIMIZATION(orders) */ 1",
         "SELECT '\\'' AS quote",
     ],
 }
@@ -130,11 +130,6 @@ def test_an_empty_query_is_refused(sql):
         check_statement(sql, "sqlite", allow_writes=False)
 
 
-def test_text_that_does_not_tokenize_is_refused_with_a_hint():
-    with pytest.raises(QueryRejectedError, match="quotes and comments are closed"):
-        check_statement("SELECT 'unterminated", "postgresql", allow_writes=False)
-
-
 def test_a_refused_pragma_lists_the_pragmas_that_only_report():
     with pytest.raises(QueryRejectedError, match="table_info") as caught:
         check_statement("PRAGMA foreign_keys = OFF", "sqlite", allow_writes=False)
@@ -154,3 +149,60 @@ def test_any_string_literal_is_one_statement_and_a_stacked_drop_never_is(text):
         check_statement(f"SELECT {literal} AS v", backend, allow_writes=False)
         with pytest.raises(QueryRejectedError):
             check_statement(f"SELECT {literal} AS v; DROP TABLE orders", backend, allow_writes=False)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mysql"])
+@pytest.mark.parametrize("sql", ["SELEC 1", "DELET FROM orders", "slect * from orders", "FROM orders SELECT id"])
+def test_a_misspelled_statement_is_answered_as_a_syntax_error_not_as_a_write(backend, sql):
+    with pytest.raises(QuerySyntaxError) as caught:
+        check_statement(sql, backend, allow_writes=False)
+    assert caught.value.code == "query_syntax_error"
+    assert "allow_writes" not in caught.value.message
+    assert sql.split()[0] in caught.value.message
+
+
+def test_text_that_does_not_tokenize_is_a_syntax_error_with_a_hint():
+    with pytest.raises(QuerySyntaxError, match="quotes and comments are closed"):
+        check_statement("SELECT 'unterminated", "postgresql", allow_writes=False)
+
+
+@pytest.mark.parametrize("sql", ["OPTIMIZE TABLE orders", "VACUUM", "ANALYZE", "RENAME TABLE orders TO x"])
+def test_a_real_statement_that_writes_is_still_refused_as_a_write(sql):
+    with pytest.raises(QueryRejectedError, match="allow_writes"):
+        check_statement(sql, "mysql", allow_writes=False)
+
+
+# A MySQL server with NO_BACKSLASH_ESCAPES or ANSI_QUOTES in its sql_mode ends these quotes at the
+# backslash, and runs what the default reading takes for the rest of a string.
+OTHER_SQL_MODES = [
+    "SELECT 'a\\' , LOAD_FILE('/etc/hostname') AS f -- '",
+    'SELECT "a\\" , LOAD_FILE(\'/etc/hostname\') -- "',
+    'SELECT "a\\" , GET_LOCK(\'x\', 0) -- "',
+    "SELECT 'a\\' , 1 FROM orders FOR UPDATE -- '",
+]
+
+
+@pytest.mark.parametrize("sql", OTHER_SQL_MODES)
+def test_mysql_text_is_checked_as_every_sql_mode_would_read_it(sql):
+    with pytest.raises(QueryRejectedError):
+        check_statement(sql, "mysql", allow_writes=False)
+
+
+@pytest.mark.parametrize("sql", ["SELECT 'it\\'s'", 'SELECT \'a\\\\\', "b\\"c"', "SELECT 'a\\';' AS semi"])
+def test_backslash_escapes_that_hide_nothing_still_pass_on_mysql(sql):
+    check_statement(sql, "mysql", allow_writes=False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT /*+ MAX_EXECUTION_TIME(3600000) */ SLEEP(60)",
+        "SELECT /*+ max_execution_time(0) */ 1",
+        "SELECT /*+ SET_VAR(sql_mode = 'NO_BACKSLASH_ESCAPES') */ 1",
+        "SELECT /*+ BKA(orders) SET_VAR(max_execution_time = 0) */ 1",
+    ],
+)
+def test_mysql_optimizer_hints_that_change_the_timeout_or_session_variables_are_refused(sql):
+    """MySQL 8 lets these hints override the session's max_execution_time and settings."""
+    with pytest.raises(QueryRejectedError, match="optimizer hint"):
+        check_statement(sql, "mysql", allow_writes=False)

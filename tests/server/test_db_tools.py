@@ -51,3 +51,23 @@ async def test_a_workspace_without_a_database_says_where_it_looked(server_factor
     async with Client(server_factory()) as c:
         r = await c.call_tool("get_tables", {"workspace": str(projects["beta"])})
         assert r.is_error and ".env" in r.content[0].text and "config.toml" in r.content[0].text
+
+
+@pytest.mark.parametrize(
+    ("transport", "override", "trusted"),
+    [("stdio", None, True), ("http", None, False), ("http", True, True), ("stdio", False, False)],
+)
+def test_workspace_database_configuration_is_trusted_over_stdio_and_not_over_http(
+    runtime_factory, transport, override, trusted
+):
+    runtime = runtime_factory(transport=transport, trust_workspace_config=override)
+    assert runtime.databases.trust_workspace_config is trusted
+
+
+async def test_over_http_a_workspace_cannot_point_the_server_at_another_host(server_factory, projects):
+    root = projects["alpha"]
+    (root / ".env").write_text("DATABASE_URL=postgresql://app@db.example.com/app\n", encoding="utf-8")
+    async with Client(server_factory(transport="http", allow_roots=(root.parent,))) as c:
+        r = await c.call_tool("get_database_type", {"workspace": str(root)})
+    assert r.is_error and r.structured_content["error"]["code"] == "database_not_allowed"
+    assert "db.example.com" in r.content[0].text

@@ -36,10 +36,21 @@ class ProjectDatabases:
 
     `environ` is the environment used for ``${NAME}`` in `.homeport/config.toml` and for the ERB
     of a Rails `database.yml`; the composition root passes it, nothing here reads the process's.
+    `trust_workspace_config` false (for remote callers, over HTTP) keeps a workspace's
+    configuration from reading `environ` or naming a database off this machine (see
+    `discover_database`).
     """
 
-    def __init__(self, environ: Mapping[str, str], *, max_idle_seconds: float = 300, max_engines: int = 32) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        *,
+        trust_workspace_config: bool = True,
+        max_idle_seconds: float = 300,
+        max_engines: int = 32,
+    ) -> None:
         self._environ = dict(environ)
+        self.trust_workspace_config = trust_workspace_config
         self._max_idle_seconds, self._max_engines = max_idle_seconds, max_engines
         self._engine_cache: EngineCache | None = None
         self._lock = threading.Lock()
@@ -50,8 +61,9 @@ class ProjectDatabases:
         Raises:
             DatabaseNotConfiguredError: no database found (the message says where it looked).
             ConfigError: a configuration file names one but is malformed.
+            DatabaseNotAllowedError: untrusted configuration names a database off this machine.
         """
-        return discover_database(root, self._environ)
+        return discover_database(root, self._environ, trust_workspace_config=self.trust_workspace_config)
 
     def get_tables(self, root: Path) -> dict[str, Any]:
         """``{"tables": [str], "views": [str], "database_type": str}``.
@@ -94,11 +106,13 @@ class ProjectDatabases:
     ) -> dict[str, Any]:
         """Run one statement; read-only unless the workspace's config sets ``allow_writes``.
 
-        `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows return.
+        `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows and
+        ``max_result_bytes`` of JSON return; ``truncated_by`` names the cap that cut the result.
 
         Raises:
             DatabaseNotConfiguredError, ConfigError: see `discover`.
             QueryRejectedError: refused before reaching the database (the reason and what to do).
+            QuerySyntaxError: the query is not valid SQL for the database.
             ProjectDatabaseError: the database refused or failed it, or it ran past the timeout.
         """
         from homeport.projectdb.query import run_query
@@ -118,7 +132,7 @@ class ProjectDatabases:
         self.close()
 
     def _open(self, root: Path) -> tuple[DatabaseSource, Engine]:
-        source = discover_database(root, self._environ)
+        source = self.discover(root)
         return source, self._engines().engine_for(root, source)
 
     def _engines(self) -> EngineCache:

@@ -49,6 +49,9 @@ DENIED_FUNCTIONS: dict[str, dict[str, str]] = {
         "ts_stat": "runs a query given as text, which Homeport cannot inspect",
         "ts_rewrite": "can run a query given as text, which Homeport cannot inspect",
         "pg_import_system_collations": "changes the catalog",
+        "pg_stat_statements_reset": "resets server statistics",
+        "pg_truncate_visibility_map": "changes a table's visibility map",
+        "lowrite": "writes large objects",
     },
     "mysql": {
         "load_file": "reads files on the database host",
@@ -80,6 +83,7 @@ DENIED_FUNCTION_PREFIXES: dict[str, dict[str, str]] = {
         "pg_wal_replay_": "administers the server",
         "pg_create_": "creates replication slots",
         "pg_drop_replication_slot": "drops replication slots",
+        "pg_copy_": "creates replication slots",
         "pg_replication_": "administers replication",
         "pg_logical_": "administers replication",
     },

@@ -17,15 +17,17 @@ Rules, in order:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
 
-from homeport.errors import QueryRejectedError
+from homeport.errors import QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._rules import (
     QUERY_PRAGMAS,
     SETTING_PRAGMAS,
@@ -117,6 +119,73 @@ _STATEMENT_STARTS = frozenset(
         "SET",
     }
 )
+
+
+class _MySQLReading(MySQL):
+    """MySQL as a server with `SQL_MODE` in its sql_mode tokenizes it."""
+
+    SQL_MODE = ""
+
+
+class _MySQLNoBackslashEscapes(_MySQLReading):
+    SQL_MODE = "NO_BACKSLASH_ESCAPES"
+
+    class Tokenizer(MySQL.Tokenizer):
+        STRING_ESCAPES = ["'", '"']  # noqa: RUF012 (sqlglot's own attribute)
+
+
+class _MySQLAnsiQuotes(_MySQLReading):
+    SQL_MODE = "ANSI_QUOTES"
+
+    class Tokenizer(MySQL.Tokenizer):
+        QUOTES = ["'"]  # noqa: RUF012
+        IDENTIFIERS = ["`", '"']  # noqa: RUF012
+
+
+_OTHER_MYSQL_READINGS: tuple[_MySQLReading, ...] = (_MySQLNoBackslashEscapes(), _MySQLAnsiQuotes())
+
+# MySQL 8 optimizer hints that override max_execution_time or set session variables.
+_SESSION_HINT = re.compile(r"/\*\+(?:(?!\*/).)*?\b(MAX_EXECUTION_TIME|SET_VAR)\s*\(", re.IGNORECASE | re.DOTALL)
+
+# Every keyword that starts a statement in one of the dialects: a query that starts with another
+# word is misspelled, and is answered as a syntax error rather than as a refused write.
+_KNOWN_STARTS = (
+    frozenset(_ALWAYS_REFUSED)
+    | _READ_ONLY_STARTS
+    | _EXPLAIN
+    | _STATEMENT_STARTS
+    | frozenset(
+        {
+            "SHOW",
+            "PRAGMA",
+            "ANALYZE",
+            "ANALYSE",
+            "VACUUM",
+            "REINDEX",
+            "RENAME",
+            "COMMENT",
+            "OPTIMIZE",
+            "REPAIR",
+            "CHECK",
+            "CHECKSUM",
+            "HELP",
+            "GET",
+            "SIGNAL",
+            "RESIGNAL",
+            "REFRESH",
+            "CLUSTER",
+            "IMPORT",
+            "REASSIGN",
+            "SECURITY",
+            "BACKUP",
+            "RESTORE",
+            "PURGE",
+            "RESET",
+            "DELETE",
+            "UPSERT",
+        }
+    )
+)
 # Keyword tokens that mean a change when they are not a function call (MySQL's INSERT(), REPLACE()).
 _WRITE_TOKENS = frozenset(
     {
@@ -156,8 +225,36 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
 
     Raises:
         QueryRejectedError: with the reason and what to do instead.
+        QuerySyntaxError: the text is not SQL (a misspelled statement, an unclosed quote).
     """
-    dialect = Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend])
+    is_query = _check(sql, Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend]), backend, allow_writes)
+    if backend == "mysql" and "\\" in sql:
+        # The server's sql_mode decides whether a backslash escapes a quote: check every reading.
+        for reading in _OTHER_MYSQL_READINGS:
+            _check_other_reading(sql, reading, allow_writes)
+    return is_query
+
+
+def _check_other_reading(sql: str, dialect: _MySQLReading, allow_writes: bool) -> None:
+    """Refuse `sql` if a server reading it as `dialect` would run something refused.
+
+    A reading that is not one statement of valid SQL is left alone: such a server would refuse it
+    as a syntax error (the client never enables multi-statements).
+    """
+    try:
+        if len(_split_statements(list(dialect.tokenize(sql)))) != 1:
+            return
+        _check(sql, dialect, "mysql", allow_writes)
+    except (SqlglotError, QuerySyntaxError):
+        return
+    except QueryRejectedError as exc:
+        raise QueryRejectedError(
+            f"{exc.message} (as a server with {dialect.SQL_MODE} in its sql_mode reads the quotes, where a "
+            "backslash does not escape a quote; write a quote inside a string as two quotes instead)"
+        ) from exc
+
+
+def _check(sql: str, dialect: Dialect, backend: str, allow_writes: bool) -> bool:
     tokens = _tokenize(sql, dialect)
     statements = _split_statements(tokens)
     if not statements:
@@ -169,8 +266,14 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
         )
     if backend == "mysql" and ("/*!" in sql or "/*M!" in sql):
         raise QueryRejectedError("MySQL executable comments (/*! ... */) run hidden SQL; write the SQL without them")
+    if backend == "mysql" and (hint := _SESSION_HINT.search(sql)):
+        raise QueryRejectedError(
+            f"the optimizer hint {hint.group(1).upper()}() is refused: it overrides the statement timeout or "
+            "session settings Homeport set; drop it"
+        )
     statement = statements[0]
     text = sql[statement[0].start : statement[-1].end + 1]
+    _check_known_start(statement, sql, dialect)
     _check_never_allowed(statement, dialect, backend)
     if _leading_keyword(statement) in _READ_ONLY_STARTS:
         try:
@@ -185,11 +288,23 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
     return False
 
 
+def _check_known_start(statement: Sequence[Token], sql: str, dialect: Dialect) -> None:
+    keyword = _leading_keyword(statement)
+    if keyword in _KNOWN_STARTS:
+        return
+    first = next((t for t in statement if t.token_type != TokenType.L_PAREN), statement[0])
+    word = sql[first.start : first.end + 1]
+    raise QuerySyntaxError(
+        f"the query is not valid {_dialect_label(dialect)} SQL: no statement starts with {word!r}; check the "
+        "spelling (a query starts with SELECT, WITH, VALUES, EXPLAIN, SHOW or DESCRIBE)"
+    )
+
+
 def _tokenize(sql: str, dialect: Dialect) -> list[Token]:
     try:
         return list(dialect.tokenize(sql))
     except SqlglotError as exc:
-        raise QueryRejectedError(
+        raise QuerySyntaxError(
             f"the query could not be read as {_dialect_label(dialect)} SQL ({_first_line(exc)}); "
             "check quotes and comments are closed"
         ) from exc

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.errors
 import pymysql
 from psycopg.adapt import Loader
 from psycopg.types import datetime as pg_datetime
@@ -42,11 +43,16 @@ __all__ = [
     "checkout",
     "database_error",
     "driver_message",
+    "is_syntax_error",
     "open_engine",
+    "reset_session",
     "sqlite_authorizer",
 ]
 
 CONNECT_TIMEOUT_S = 5
+_COM_RESET_CONNECTION = 0x1F  # MySQL 5.7+ / MariaDB 10.2+
+_MYSQL_SYNTAX_ERRORS = frozenset({1064, 1149})  # ER_PARSE_ERROR, ER_SYNTAX_ERROR
+_SQLITE_SYNTAX_ERRORS = ("syntax error", "incomplete input", "unrecognized token")
 _POOL = {"pool_size": 2, "max_overflow": 2, "pool_timeout": 10}
 _SERVER_POOL = {**_POOL, "pool_pre_ping": True, "pool_recycle": 1800}
 
@@ -194,6 +200,51 @@ def driver_message(exc: BaseException) -> str:
     if isinstance(exc, SQLAlchemyError):
         text = text.split("\n(Background on this error", 1)[0].strip()
     return text or type(exc).__name__
+
+
+def reset_session(connection: PoolProxiedConnection, backend: str) -> bool:
+    """Have the database forget the session state a statement left; False when that failed.
+
+    PostgreSQL: ``DISCARD ALL`` (settings, advisory locks, prepared statements, temporary tables,
+    cursors, LISTEN). MySQL / MariaDB: ``COM_RESET_CONNECTION`` (user variables,
+    ``LAST_INSERT_ID``, ``GET_LOCK`` locks, session variables, temporary tables, prepared
+    statements, HANDLERs, table locks), then the character set, autocommit mode and current
+    database the connection was opened with. SQLite: nothing outlives a read-only statement.
+    A connection that cannot be reset must be discarded.
+    """
+    raw: Any = connection.driver_connection
+    try:
+        if backend == "postgresql":
+            raw.rollback()
+            raw.autocommit = True  # DISCARD ALL cannot run in a transaction block
+            try:
+                raw.execute("DISCARD ALL")  # psycopg forgets its own prepared statements too
+            finally:
+                raw.autocommit = False
+        elif backend == "mysql":
+            # PyMySQL has no call for it; the command is one byte with no arguments.
+            raw._execute_command(_COM_RESET_CONNECTION, b"")
+            raw._read_ok_packet()
+            raw.set_character_set(raw.charset, raw.collation)
+            raw.autocommit(False)
+            if raw.db:
+                raw.select_db(raw.db)
+    except DRIVER_ERRORS:
+        return False
+    return True
+
+
+def is_syntax_error(exc: BaseException) -> bool:
+    """True when the database refused the statement's text rather than what it does."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        exc = exc.orig
+    if isinstance(exc, psycopg.errors.SyntaxError):
+        return True
+    if isinstance(exc, pymysql.err.Error):
+        return bool(exc.args) and exc.args[0] in _MYSQL_SYNTAX_ERRORS
+    if isinstance(exc, sqlite3.OperationalError):
+        return any(sign in str(exc) for sign in _SQLITE_SYNTAX_ERRORS)
+    return False
 
 
 def sqlite_authorizer(*, allow_writes: bool) -> Callable[[int, str | None, str | None, str | None, str | None], int]:

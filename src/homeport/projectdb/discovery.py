@@ -11,7 +11,8 @@ Places, first that names a database wins (paths relative to the workspace root):
 
 Settings come from ``[database]`` in `.homeport/config.toml` whichever place names the database:
 ``allow_writes`` (default false), ``statement_timeout_ms`` (default 5000), ``row_limit`` (the
-most rows one query may return, default 1000). Variables are looked up in the environment
+most rows one query may return, default 1000), ``max_result_bytes`` (the most JSON one query
+may return, default 256 KiB). Variables are looked up in the environment
 mapping the caller passes, then in the workspace's `.env`; the process's own DATABASE_URL is not
 a source, because one process serves many workspaces.
 """
@@ -31,11 +32,13 @@ from sqlalchemy.engine import URL
 from homeport.errors import ConfigError, DatabaseNotConfiguredError
 from homeport.projectdb._dotenv import read_dotenv
 from homeport.projectdb._rails import RAILS_CONFIG, rails_development_url
+from homeport.projectdb._trust import require_local_database
 from homeport.projectdb._urls import backend_of, masked, normalize_url
 
 __all__ = [
     "CONFIG_PATH",
     "CONFIG_SNIPPET",
+    "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_ROW_LIMIT",
     "DEFAULT_STATEMENT_TIMEOUT_MS",
     "DatabaseSource",
@@ -47,15 +50,18 @@ DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
 DEFAULT_ROW_LIMIT = 1_000
 MAX_STATEMENT_TIMEOUT_MS = 600_000
 MAX_ROW_LIMIT = 100_000
+DEFAULT_MAX_RESULT_BYTES = 256 * 1024
+MAX_RESULT_BYTES = 64 * 1024 * 1024
 CONFIG_SNIPPET = """[database]
 url = "postgresql://USER:${DB_PASSWORD}@localhost:5432/DBNAME"   # or mysql://..., sqlite:///db/dev.sqlite3
 # allow_writes = false          # true lets run_query change data
 # statement_timeout_ms = 5000
-# row_limit = 1000              # the most rows one query returns"""
+# row_limit = 1000              # the most rows one query returns
+# max_result_bytes = 262144     # the most bytes of JSON one query returns"""
 
 _DOTENV = ".env"
 _DJANGO_SQLITE = "db.sqlite3"
-_SETTING_KEYS = ("url", "allow_writes", "statement_timeout_ms", "row_limit")
+_SETTING_KEYS = ("url", "allow_writes", "statement_timeout_ms", "row_limit", "max_result_bytes")
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 
 
@@ -68,6 +74,7 @@ class DatabaseSource:
     allow_writes: bool = False
     statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
     row_limit: int = DEFAULT_ROW_LIMIT
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     @property
     def backend(self) -> str:
@@ -83,15 +90,21 @@ class DatabaseSource:
         return f"{masked(self.url.set(drivername=self.backend))} (from {self.origin})"
 
 
-def discover_database(root: Path, environ: Mapping[str, str]) -> DatabaseSource:
+def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace_config: bool = True) -> DatabaseSource:
     """The development database of the workspace at `root`.
+
+    With `trust_workspace_config` false (a server whose callers are remote), ``${NAME}`` and
+    Rails' ``ENV[...]`` read only the workspace's `.env`, never `environ`, and the database must
+    be on this machine (see `_trust`).
 
     Raises:
         DatabaseNotConfiguredError: no place names a database; the message lists every place
             looked at and the `.homeport/config.toml` lines to add.
         ConfigError: a place names a database but cannot be read or is malformed.
+        DatabaseNotAllowedError: untrusted configuration names another host or a file outside
+            the workspace.
     """
-    places = _Places(root, environ)
+    places = _Places(root, environ if trust_workspace_config else {})
     looked: list[str] = []
     for probe in (_from_config, _from_database_url, _from_laravel, _from_rails, _from_django):
         found = probe(places)
@@ -99,6 +112,8 @@ def discover_database(root: Path, environ: Mapping[str, str]) -> DatabaseSource:
             looked.append(found)
             continue
         url, origin = found
+        if not trust_workspace_config:
+            require_local_database(url, root, origin)
         return DatabaseSource(url=url, origin=origin, **places.settings)
     raise DatabaseNotConfiguredError(_not_found_message(root, looked))
 
@@ -148,6 +163,9 @@ class _Places:
                 table, "statement_timeout_ms", DEFAULT_STATEMENT_TIMEOUT_MS, MAX_STATEMENT_TIMEOUT_MS, path
             ),
             "row_limit": _bounded_int(table, "row_limit", DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, path),
+            "max_result_bytes": _bounded_int(
+                table, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES, MAX_RESULT_BYTES, path, least=1024
+            ),
         }
 
     @cached_property
@@ -262,10 +280,10 @@ def _expand(value: str, lookup: Callable[[str], str | None], place: str) -> str:
     return _ENV_REFERENCE.sub(replace, value)
 
 
-def _bounded_int(table: Mapping[str, Any], key: str, default: int, most: int, path: Path) -> int:
+def _bounded_int(table: Mapping[str, Any], key: str, default: int, most: int, path: Path, *, least: int = 1) -> int:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise ConfigError(f"{path} [database] {key} must be a whole number from 1 to {most}, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise ConfigError(f"{path} [database] {key} must be a whole number from {least} to {most}, not {value!r}")
     return value
 
 

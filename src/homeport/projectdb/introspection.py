@@ -83,7 +83,8 @@ def get_schema(engine: Engine, source: DatabaseSource, table: str) -> dict[str, 
 
 
 def get_database_type(engine: Engine, source: DatabaseSource) -> dict[str, Any]:
-    """``{database_type, server_version, source, origin, read_only, statement_timeout_ms, row_limit}``.
+    """``{database_type, server_version, source, origin, read_only, statement_timeout_ms, row_limit,
+    max_result_bytes}``.
 
     Raises:
         ProjectDatabaseError: the database cannot be reached.
@@ -103,6 +104,7 @@ def get_database_type(engine: Engine, source: DatabaseSource) -> dict[str, Any]:
             "read_only": not source.allow_writes,
             "statement_timeout_ms": source.statement_timeout_ms,
             "row_limit": source.row_limit,
+            "max_result_bytes": source.max_result_bytes,
         }
 
 

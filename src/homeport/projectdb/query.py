@@ -4,15 +4,16 @@ The guarantee is the database's, the statement guard (`_statement_guard`) only r
 
 - SQLite: the connection is read-only (see `connections`); a progress handler stops a statement
   that outlives the timeout; ``execute`` refuses a second statement.
-- PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` in a transaction
-  that is always rolled back. A plain query runs as a server-side cursor (DECLARE, through the
-  extended protocol), so only the rows fetched are computed; anything else runs as a prepared
-  statement. Both protocols refuse a second statement.
+- PostgreSQL: ``SET TRANSACTION READ ONLY``, ``SET LOCAL statement_timeout`` and
+  ``standard_conforming_strings`` (so that the server reads quotes as the guard did) in a
+  transaction that is always rolled back, then ``DISCARD ALL``. A plain query runs as a
+  server-side cursor (DECLARE, through the extended protocol), so only the rows fetched are
+  computed; anything else runs as a prepared statement. Both protocols refuse a second statement.
 - MySQL / MariaDB: ``max_execution_time`` (MySQL, SELECT only) or ``max_statement_time``
   (MariaDB), then ``SET SESSION TRANSACTION READ ONLY`` and ``START TRANSACTION READ ONLY``,
-  always rolled back (the session setting is what stops DDL, which commits implicitly); the
-  client never enables multi-statements; rows stream, and a truncated result closes the
-  connection instead of reading the rest.
+  always rolled back (the session setting is what stops DDL, which commits implicitly), then
+  ``COM_RESET_CONNECTION``; the client never enables multi-statements; rows stream, and a
+  truncated result closes the connection instead of reading the rest.
 
 With allow_writes the transaction is read-write and committed when the statement succeeds.
 Parameters are named ``:name`` placeholders with values in `params`, bound by the driver.
@@ -24,7 +25,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -36,16 +37,24 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import PoolProxiedConnection
 
-from homeport.errors import ProjectDatabaseError, QueryRejectedError
+from homeport.errors import ProjectDatabaseError, QueryRejectedError, QuerySyntaxError
 from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb._statement_guard import check_statement
 from homeport.projectdb._values import json_safe, mysql_time
-from homeport.projectdb.connections import DRIVER_ERRORS, checkout, database_error
+from homeport.projectdb.connections import (
+    DRIVER_ERRORS,
+    checkout,
+    database_error,
+    driver_message,
+    is_syntax_error,
+    reset_session,
+)
 from homeport.projectdb.discovery import DatabaseSource
 
 __all__ = ["DEFAULT_LIMIT", "run_query"]
 
 _SQLITE_PROGRESS_STEPS = 10_000
+_FETCH_BATCH = 100
 _PG_CURSOR = "homeport_query"
 _MYSQL_TIMEOUT_ERRORS = frozenset({1969, 3024})  # MariaDB max_statement_time, MySQL max_execution_time
 
@@ -53,12 +62,15 @@ _MYSQL_TIMEOUT_ERRORS = frozenset({1969, 3024})  # MariaDB max_statement_time, M
 @dataclass
 class _Fetched:
     columns: list[str]
-    rows: list[Sequence[Any]]
-    truncated: bool
+    rows: list[list[Any]]  # JSON values already
+    truncated_by: str | None  # "rows", "bytes", or None when every row came back
     affected_rows: int | None = None
-    converters: dict[int, Callable[[Any], Any]] = field(default_factory=dict)
     # The connection still holds unread rows and must be closed, not returned to the pool.
     discard_connection: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.truncated_by is not None
 
 
 @dataclass(frozen=True)
@@ -81,10 +93,13 @@ def run_query(
 ) -> dict[str, Any]:
     """Run one statement and return ``{columns, rows, row_count, truncated, elapsed_ms, ...}``.
 
-    At most ``min(limit, source.row_limit)`` rows come back; ``truncated`` says there were more.
+    At most ``min(limit, source.row_limit)`` rows and ``source.max_result_bytes`` of JSON come
+    back; ``truncated`` says there was more and ``truncated_by`` which cap cut it (``"rows"`` or
+    ``"bytes"``; a single row past the byte cap comes back with its long values ending in ``…``).
 
     Raises:
         QueryRejectedError: the statement was refused before it reached the database.
+        QuerySyntaxError: the statement is not valid SQL, by Homeport's reading or the database's.
         ProjectDatabaseError: the database refused or failed it (the driver's message), or it ran
             past the statement timeout.
     """
@@ -111,24 +126,32 @@ def run_query(
         ) from exc
     except DRIVER_ERRORS as exc:
         discard = _rollback_failed(connection)
+        if is_syntax_error(exc):
+            raise QuerySyntaxError(
+                f"the query is not valid {source.backend} SQL: {driver_message(exc)} [{source.describe()}]; "
+                "fix the SQL (get_database_type names the dialect and version)"
+            ) from exc
         raise database_error(exc, source, "the query failed") from exc
     except BaseException:
         discard = True  # in an unknown state: never hand it to the next call
         raise
     finally:
-        if discard:
+        # Whatever the statement left in the session (a MySQL user variable, LAST_INSERT_ID, a
+        # named lock, a session setting) is wiped by the database before the next call.
+        if discard or not reset_session(connection, source.backend):
             connection.invalidate()
         else:
             connection.close()
     elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
-    rows = [_row(row, fetched.converters) for row in fetched.rows]
     return {
         "columns": fetched.columns,
-        "rows": rows,
-        "row_count": len(rows),
+        "rows": fetched.rows,
+        "row_count": len(fetched.rows),
         "truncated": fetched.truncated,
+        "truncated_by": fetched.truncated_by,
         "elapsed_ms": elapsed_ms,
         "limit": effective_limit,
+        "max_result_bytes": source.max_result_bytes,
         "affected_rows": fetched.affected_rows,
         "read_only": not source.allow_writes,
     }
@@ -175,7 +198,7 @@ def _run_sqlite(
     cursor = raw.cursor()
     try:
         cursor.execute(statement.text, statement.arguments if statement.arguments is not None else ())
-        fetched = _fetch(cursor, limit)
+        fetched = _fetch(cursor, limit, source.max_result_bytes)
         if source.allow_writes:
             raw.commit()
         else:
@@ -199,9 +222,11 @@ def _run_postgres(
             # Homeport's own fixed text, sent in one round trip. Intervals come back in ISO 8601
             # as text (see connections), exact where a timedelta would turn months into days.
             read_only = "SET TRANSACTION READ ONLY; " if not source.allow_writes else ""
+            # standard_conforming_strings pins how the server reads a backslash in '...' to the
+            # statement guard's reading, whatever the database or the URL's options set.
             setup.execute(
                 f"{read_only}SET LOCAL statement_timeout = {int(source.statement_timeout_ms)}; "
-                "SET LOCAL IntervalStyle = 'iso_8601'"
+                "SET LOCAL IntervalStyle = 'iso_8601'; SET LOCAL standard_conforming_strings = on"
             )
         if statement.is_query:
             # A server-side cursor: DECLARE goes through the extended protocol (one statement
@@ -209,13 +234,13 @@ def _run_postgres(
             # still has its columns.
             with raw.cursor(name=_PG_CURSOR) as cursor:
                 cursor.execute(statement.text, statement.arguments)
-                fetched = _fetch(cursor, limit)
+                fetched = _fetch(cursor, limit, source.max_result_bytes)
         else:
             # A prepared statement is one statement by protocol; EXPLAIN, SHOW and writes
             # return few rows, or as many as they touched.
             with raw.cursor() as cursor:
                 cursor.execute(statement.text, statement.arguments, prepare=True)
-                fetched = _fetch(cursor, limit)
+                fetched = _fetch(cursor, limit, source.max_result_bytes)
     except psycopg.errors.QueryCanceled as exc:
         raise _TimedOut(str(exc).strip()) from exc
     if source.allow_writes:
@@ -242,7 +267,7 @@ def _run_mysql(
         cursor.execute(f"SET SESSION TRANSACTION {mode}")
         cursor.execute(f"START TRANSACTION {mode}")
         cursor.execute(statement.text, statement.arguments)
-        fetched = _fetch(cursor, limit)
+        fetched = _fetch(cursor, limit, source.max_result_bytes)
         if not fetched.truncated and cursor.warning_count:
             _raise_if_interrupted(cursor)
     except pymysql.err.Error as exc:
@@ -280,19 +305,63 @@ def _abandon_unread_rows(cursor: SSCursor) -> None:
     cursor.connection = None  # type: ignore[assignment]
 
 
-def _fetch(cursor: Any, limit: int) -> _Fetched:
-    """Fetch at most `limit` rows, reading one more to know whether there were more."""
+def _fetch(cursor: Any, limit: int, max_bytes: int) -> _Fetched:
+    """Fetch at most `limit` rows and `max_bytes` of JSON, as JSON values.
+
+    One row more than the limit is read to know whether there were more. Rows are read in small
+    batches so that a result cut by size stops reading early; a first row that alone is larger
+    than `max_bytes` comes back with its long values shortened (ending in ``…``).
+    """
     description = cursor.description
     if not description:
         rowcount = cursor.rowcount
-        return _Fetched(columns=[], rows=[], truncated=False, affected_rows=rowcount if rowcount >= 0 else None)
-    rows = cursor.fetchmany(limit + 1)
-    return _Fetched(
-        columns=[column[0] for column in description],
-        rows=rows[:limit],
-        truncated=len(rows) > limit,
-        converters=_mysql_converters(description) if isinstance(cursor, SSCursor) else {},
-    )
+        return _Fetched(columns=[], rows=[], truncated_by=None, affected_rows=rowcount if rowcount >= 0 else None)
+    converters = _mysql_converters(description) if isinstance(cursor, SSCursor) else {}
+    rows: list[list[Any]] = []
+    size = 2  # the brackets of the list
+    truncated_by: str | None = None
+    read = 0
+    while truncated_by is None:
+        wanted = min(_FETCH_BATCH, limit + 1 - read)
+        batch = cursor.fetchmany(wanted)
+        read += len(batch)
+        for raw in batch:
+            if len(rows) == limit:
+                truncated_by = "rows"
+                break
+            row = _row(raw, converters)
+            row_size = _json_size(row) + 1  # and its comma
+            if size + row_size > max_bytes:
+                if not rows:
+                    rows.append(_shortened(row, max_bytes))
+                truncated_by = "bytes"
+                break
+            rows.append(row)
+            size += row_size
+        if len(batch) < wanted:
+            break
+    return _Fetched(columns=[column[0] for column in description], rows=rows, truncated_by=truncated_by)
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+
+
+def _shortened(row: list[Any], max_bytes: int) -> list[Any]:
+    """`row` with every long text value cut to an equal share of `max_bytes`, marked with ``…``."""
+    share = max_bytes // (2 * max(len(row), 1))
+    while True:
+        cut = [_cut(value, share) for value in row]
+        if _json_size(cut) <= max_bytes or share <= 1:
+            return cut
+        share //= 2  # escapes (quotes, control characters) made the JSON longer than the text
+
+
+def _cut(value: Any, share: int) -> Any:
+    if not isinstance(value, str):
+        return value
+    encoded = value.encode("utf-8")
+    return value if len(encoded) <= share else encoded[:share].decode("utf-8", "ignore") + "…"
 
 
 def _mysql_converters(description: Sequence[Sequence[Any]] | None) -> dict[int, Callable[[Any], Any]]:

@@ -97,10 +97,16 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         handles=handles,
         stores=StoreCache(capacity=settings.store_cache_size),
         files=files,
-        databases=ProjectDatabases(settings.environ),
+        databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
         access=WorkspaceAccess(directory, auth=settings.auth),
         forwarder=Forwarder(InstanceRegistry(settings.state_dir)) if settings.state_dir else None,
     )
+
+
+def _trusts_workspace_config(settings: ServeSettings) -> bool:
+    if settings.trust_workspace_config is not None:
+        return settings.trust_workspace_config
+    return settings.transport == "stdio"
 
 
 def _allowed_root(path: Path) -> Path:

@@ -28,6 +28,9 @@ class ServeSettings:
     tool_groups: tuple[str, ...] = ("workspace", "memory", "files", "db")
     # The process environment, for ${VAR} in project database URLs; only the CLI fills it.
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Whether a workspace's database configuration may read `environ` and name any host or file.
+    # None: trusted over stdio (the user's own workspaces), not over HTTP (remote callers).
+    trust_workspace_config: bool | None = None
     data_dir: Path | None = None
     directory_file: Path | None = None
     agent: str | None = None
