@@ -150,3 +150,25 @@ def test_project_databases_passes_the_switch_on_and_trusts_by_default(root):
     assert ProjectDatabases({}).discover(root).url.host == "db.example.com"
     with pytest.raises(DatabaseNotAllowedError):
         ProjectDatabases({}, trust_workspace_config=False).discover(root)
+
+
+def test_untrusted_configuration_cannot_turn_writes_on_and_the_refusal_says_why(root):
+    # Over HTTP the repository's config must not be what lets a remote caller change data.
+    import sqlite3
+
+    from homeport.errors import QueryRejectedError
+
+    db = root / "db.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    write(root, ".homeport/config.toml", '[database]\nurl = "sqlite:///db.sqlite3"\nallow_writes = true\n')
+    assert discover_database(root, {}).allow_writes is True
+    source = untrusted(root)
+    assert source.allow_writes is False and "--trust-workspace-config" in (source.writes_off_because or "")
+    databases = ProjectDatabases({}, trust_workspace_config=False)
+    with pytest.raises(QueryRejectedError) as caught:
+        databases.run_query(root, "INSERT INTO t VALUES (1)")
+    assert caught.value.code == "query_rejected"
+    assert "--trust-workspace-config" in caught.value.message and "allow_writes = true" not in caught.value.message
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)

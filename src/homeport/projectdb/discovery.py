@@ -60,6 +60,10 @@ url = "postgresql://USER:${DB_PASSWORD}@localhost:5432/DBNAME"   # or mysql://..
 # max_result_bytes = 262144     # the most bytes of JSON one query returns"""
 
 _DOTENV = ".env"
+_UNTRUSTED_WRITES = (
+    "allow_writes in the workspace's configuration is not honoured by a server whose callers are remote "
+    "(HTTP); whoever runs the server can allow it with `homeport serve --http --trust-workspace-config`"
+)
 _DJANGO_SQLITE = "db.sqlite3"
 _SETTING_KEYS = ("url", "allow_writes", "statement_timeout_ms", "row_limit", "max_result_bytes")
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
@@ -75,6 +79,8 @@ class DatabaseSource:
     statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
     row_limit: int = DEFAULT_ROW_LIMIT
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    # Set when the workspace's config asked for writes and this server does not trust it to.
+    writes_off_because: str | None = None
 
     @property
     def backend(self) -> str:
@@ -94,8 +100,9 @@ def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace
     """The development database of the workspace at `root`.
 
     With `trust_workspace_config` false (a server whose callers are remote), ``${NAME}`` and
-    Rails' ``ENV[...]`` read only the workspace's `.env`, never `environ`, and the database must
-    be on this machine (see `_trust`).
+    Rails' ``ENV[...]`` read only the workspace's `.env`, never `environ`, the database must
+    be on this machine (see `_trust`), and ``allow_writes`` is not honoured (the source says why
+    in `writes_off_because`).
 
     Raises:
         DatabaseNotConfiguredError: no place names a database; the message lists every place
@@ -112,9 +119,13 @@ def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace
             looked.append(found)
             continue
         url, origin = found
+        settings = dict(places.settings)
         if not trust_workspace_config:
             require_local_database(url, root, origin)
-        return DatabaseSource(url=url, origin=origin, **places.settings)
+            if settings["allow_writes"]:
+                settings["allow_writes"] = False
+                settings["writes_off_because"] = _UNTRUSTED_WRITES
+        return DatabaseSource(url=url, origin=origin, **settings)
     raise DatabaseNotConfiguredError(_not_found_message(root, looked))
 
 

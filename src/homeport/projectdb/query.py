@@ -57,6 +57,7 @@ _SQLITE_PROGRESS_STEPS = 10_000
 _FETCH_BATCH = 100
 _PG_CURSOR = "homeport_query"
 _MYSQL_TIMEOUT_ERRORS = frozenset({1969, 3024})  # MariaDB max_statement_time, MySQL max_execution_time
+_WRITES_HINT = "to change data, "  # how the statement guard ends a read-only refusal
 
 
 @dataclass
@@ -108,7 +109,14 @@ def run_query(
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise QueryRejectedError(f"limit must be a whole number of at least 1, not {limit!r}")
     effective_limit = min(limit, source.row_limit)
-    is_query = check_statement(query, source.backend, allow_writes=source.allow_writes)
+    try:
+        is_query = check_statement(query, source.backend, allow_writes=source.allow_writes)
+    except QueryRejectedError as exc:
+        if source.writes_off_because and _WRITES_HINT in exc.message:
+            raise QueryRejectedError(
+                exc.message.split(_WRITES_HINT)[0] + f"writes are off: {source.writes_off_because}"
+            ) from None
+        raise
     statement, arguments = _bind(engine, query, params)
     connection = checkout(engine, source)
     discard = False
