@@ -21,6 +21,8 @@ library is imported on the first scan, not when Homeport starts.
 from __future__ import annotations
 
 import functools
+import importlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +111,10 @@ def _kinds_in(line: str) -> set[str]:
         # The keyword detector's patterns all need one of its keywords and cost more than all the other
         # detectors together; a substring test decides first (a decision's write: 350 -> 144 µs).
         keyworded = any(stem in piece.lower() for stem in _KEYWORD_STEMS)
+        # Every other detector reports only matches of its own patterns, so a line that matches none of
+        # them (one pass of their union) holds nothing they would report: exact, and most lines stop here.
+        if not keyworded and (len(piece) < _shortest_match() or _any_pattern().search(piece) is None):
+            continue
         for detector in _detectors():
             if not keyworded and detector.secret_type == "Secret Keyword":
                 continue
@@ -129,6 +135,34 @@ def _filtered(secret: str, line: str, detector: Any) -> bool:
     if heuristic.is_likely_id_string(secret, line, detector) or heuristic.is_not_alphanumeric_string(secret):
         return True
     return heuristic.is_indirect_reference(line)
+
+
+@functools.cache
+def _shortest_match() -> int:
+    """The fewest characters any pattern-based detector can match (from the patterns themselves)."""
+    try:  # the standard library's own pattern parser gives exact widths
+        parser = importlib.import_module("re._parser")
+    except ImportError:  # a Python without it: no shortcut, every line is searched
+        return 0
+    return int(min(parser.parse(p.pattern, p.flags).getwidth()[0] for p in _patterns()))
+
+
+def _patterns() -> list[re.Pattern[str]]:
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    return [p for d in _detectors() if isinstance(d, RegexBasedDetector) for p in d.denylist]
+
+
+@functools.cache
+def _any_pattern() -> re.Pattern[str]:
+    """The union of the pattern-based detectors' patterns (each keeps its own flags)."""
+    parts = []
+    for pattern in _patterns():
+        flags = "".join(
+            letter for flag, letter in ((re.I, "i"), (re.M, "m"), (re.S, "s"), (re.X, "x")) if pattern.flags & flag
+        )
+        parts.append(f"(?{flags}:{pattern.pattern})" if flags else f"(?:{pattern.pattern})")
+    return re.compile("|".join(parts))
 
 
 @functools.cache
