@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._support import clean_env, serve_args
+from ._support import clean_env, free_port, serve_args
 
 BANNER = re.compile(r"^homeport \S+:(\d+): MCP at ", re.M)
 
@@ -53,10 +53,12 @@ def run_to_exit(args: list[str], *, cwd: Path | str, env: Mapping[str, str] | No
 def serving(
     args: list[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None, deadline: float = 30
 ) -> Iterator[Served]:
-    """`homeport serve --http ARGS`, up once its banner is on stderr; stopped (SIGTERM, then SIGKILL) after."""
+    """`homeport serve --http ARGS` (on a free port unless ARGS name one), up once its banner is on stderr;
+    stopped (SIGTERM, then SIGKILL) after."""
+    port = [] if "--port" in args else ["--port", str(free_port())]
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, *serve_args("--http", *args)],
+            [sys.executable, *serve_args("--http", *port, *args)],
             cwd=cwd,
             env=dict(env) if env is not None else clean_env(),
             stdin=subprocess.DEVNULL,

@@ -51,10 +51,13 @@ def test_binding_beyond_loopback_without_auth_refuses_to_start_naming_auth_and_t
 def test_a_public_url_is_accepted_as_host_and_origin_and_other_hosts_still_get_421(tmp_path: Path) -> None:
     allow = tmp_path / "allow"
     project = make_project(allow / "shop")
-    args = ["--host", "0.0.0.0", "--port", "0", "--allow-root", str(allow), "--insecure-no-auth"]
+    args = ["--allow-root", str(allow), "--insecure-no-auth"]
     args += ["--public-url", "https://mem.example.test", "--public-url", "http://10.1.2.3:9000"]
     with serving(args, cwd=allow, log=tmp_path / "log") as served:
-        for host, origin in [("mem.example.test", "https://mem.example.test"), ("10.1.2.3:9000", "http://10.1.2.3:9000")]:
+        for host, origin in [
+            ("mem.example.test", "https://mem.example.test"),
+            ("10.1.2.3:9000", "http://10.1.2.3:9000"),
+        ]:
             answer = post(served.base, json.dumps(INIT), Host=host, Origin=origin, **{"X-Workspace-Id": str(project)})
             assert answer.status_code == 200, (host, answer.text)
         assert post(served.base, json.dumps(INIT), Host="evil.example").status_code == 421
@@ -102,13 +105,13 @@ def _read_until_closed(sock: socket.socket, within: float) -> bytes:
 async def test_stalled_requests_time_out_with_408_while_other_clients_keep_getting_answers(tmp_path: Path) -> None:
     allow = tmp_path / "allow"
     project = make_project(allow / "busy")
-    args = ["--port", "0", "--allow-root", str(allow), "--header-timeout", "1", "--body-timeout", "1"]
+    args = ["--allow-root", str(allow), "--header-timeout", "1", "--body-timeout", "1"]
     with serving(args, cwd=allow, log=tmp_path / "log") as served:
         half_headers = _stall(served.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: app")
         half_body = _stall(
             served.port,
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Accept: application/json, text/event-stream\r\nContent-Length: 400\r\n\r\n{\"jsonrpc\":",
+            b'Accept: application/json, text/event-stream\r\nContent-Length: 400\r\n\r\n{"jsonrpc":',
         )
         silent = socket.create_connection(("127.0.0.1", served.port), timeout=10)
         started = time.monotonic()
@@ -126,7 +129,7 @@ async def test_stalled_requests_time_out_with_408_while_other_clients_keep_getti
 
 
 def test_a_wrong_content_type_gets_415_naming_json(tmp_path: Path) -> None:
-    with serving(["--port", "0", "--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
+    with serving(["--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
         answer = post(served.base, json.dumps(INIT), **{"Content-Type": "text/plain"})
     assert answer.status_code == 415
     assert answer.json()["error"]["code"] == -32600
@@ -142,7 +145,7 @@ def test_a_wrong_content_type_gets_415_naming_json(tmp_path: Path) -> None:
 def test_malformed_json_rpc_gets_a_clean_400_with_a_json_rpc_error(
     tmp_path: Path, era: str, body: str, code: int | None
 ) -> None:
-    with serving(["--port", "0", "--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
+    with serving(["--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
         answer = post(served.base, body, **{"MCP-Protocol-Version": era})
         health = httpx2.get(f"{served.base}/healthz", timeout=10)
         log = served.log_text()
@@ -153,7 +156,7 @@ def test_malformed_json_rpc_gets_a_clean_400_with_a_json_rpc_error(
 
 
 def test_a_body_over_the_limit_gets_413_stating_the_limit(tmp_path: Path) -> None:
-    with serving(["--port", "0", "--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
+    with serving(["--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
         answer = post(served.base, b"[" + b" " * (4 * 1024 * 1024) + b"]")
     assert answer.status_code == 413
     assert "4194304 bytes" in answer.json()["error"]["message"]
@@ -172,7 +175,7 @@ def _mint(data_dir: Path, agent: str = "ada") -> str:
 def test_under_auth_every_url_the_metadata_advertises_exists(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _mint(data)
-    args = ["--port", "0", "--allow-root", str(tmp_path / "allow"), "--auth", "--data-dir", str(data)]
+    args = ["--allow-root", str(tmp_path / "allow"), "--auth", "--data-dir", str(data)]
     (tmp_path / "allow").mkdir()
     with serving(args, cwd=tmp_path / "allow", log=tmp_path / "log") as served, httpx2.Client(timeout=10) as http:
         refused = http.post(
@@ -205,12 +208,14 @@ def test_a_token_file_that_breaks_while_serving_fails_closed_with_401_and_one_lo
     token = _mint(data)
     allow = tmp_path / "allow"
     project = make_project(allow / "p")
-    args = ["--port", "0", "--allow-root", str(allow), "--auth", "--data-dir", str(data)]
+    args = ["--allow-root", str(allow), "--auth", "--data-dir", str(data)]
     headers = {**ACCEPT, "Content-Type": "application/json", "Authorization": f"Bearer {token}"}
     with serving(args, cwd=allow, log=tmp_path / "log") as served, httpx2.Client(timeout=10) as http:
         assert http.post(f"{served.base}/mcp", content=json.dumps(INIT), headers=headers).status_code == 200
         (data / "tokens.json").write_text("{broken")
-        statuses = [http.post(f"{served.base}/mcp", content=json.dumps(INIT), headers=headers).status_code for _ in "abc"]
+        statuses = [
+            http.post(f"{served.base}/mcp", content=json.dumps(INIT), headers=headers).status_code for _ in "abc"
+        ]
         _mint_over(data, token)
         healed = http.post(
             f"{served.base}/mcp", content=json.dumps(INIT), headers={**headers, "X-Workspace-Id": str(project)}
@@ -263,7 +268,7 @@ def test_port_zero_prints_the_port_it_got(tmp_path: Path) -> None:
 async def test_sigterm_lets_calls_in_flight_finish_and_refuses_new_connections(tmp_path: Path) -> None:
     allow = tmp_path / "allow"
     project = make_project(allow / "p")
-    with serving(["--port", "0", "--allow-root", str(allow)], cwd=allow, log=tmp_path / "log") as served:
+    with serving(["--allow-root", str(allow)], cwd=allow, log=tmp_path / "log") as served:
         url = f"{served.base}/mcp"
         headers = {"X-Workspace-Id": str(project)}
         async with http_client(url, mode="auto", headers=headers) as client:

@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from typing import IO, Any
@@ -73,8 +74,19 @@ async def _serve(mcp: MCPServer) -> None:
         threading.Thread(
             target=_read_lines, args=(wire_in, deliver, read_send, token), name="homeport-stdin", daemon=True
         ).start()
+
+        async def stop_on_signal(scope: anyio.CancelScope) -> None:
+            # Ctrl-C or SIGTERM ends the input as EOF would; a second one stops at once.
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    read_send.close()
+                    break
+                async for _ in signals:
+                    scope.cancel()
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(write_all)
+            tg.start_soon(stop_on_signal, tg.cancel_scope)
             await lowlevel.run(read_receive, write_send, lowlevel.create_initialization_options())
             tg.cancel_scope.cancel()
 
@@ -99,7 +111,7 @@ def rejection(line: bytes, exc: ValidationError) -> types.JSONRPCError | None:
     notification, which JSON-RPC never answers."""
     parse_error = any(e["type"] == "json_invalid" for e in exc.errors(include_url=False))
     try:
-        parsed = json.loads(line)
+        parsed = json.loads(line.decode("utf-8", "replace"))  # only to find the id to answer
     except (ValueError, RecursionError):
         parsed = None
     request_id = None
