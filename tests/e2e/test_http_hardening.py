@@ -304,3 +304,11 @@ async def test_sigterm_lets_calls_in_flight_finish_and_refuses_new_connections(t
     assert "Traceback" not in log
     with contextlib.closing(sqlite3.connect(store_file(project))) as db:
         assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 7
+
+
+def test_ctrl_c_stops_an_http_server_cleanly(tmp_path: Path) -> None:
+    with serving(["--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
+        code = served.stop(signal.SIGINT)
+        log = served.log_text()
+    assert code == 0, log
+    assert "Traceback" not in log

@@ -152,6 +152,12 @@ def serve(
             mcp = build_server(runtime)
             if not quiet:
                 click.echo(f"homeport: stdio; {describe_default_workspace(runtime)}", err=True)
+                if sys.stdin.isatty():
+                    click.echo(
+                        "homeport: reading MCP messages (JSON-RPC, one per line) on stdin, as editors and agents "
+                        "launch it; `homeport serve --http` serves many clients; Ctrl-C to stop",
+                        err=True,
+                    )
             serve_stdio(mcp)
             return
         check_exposure(settings, runtime.resolver.settings.guard)
