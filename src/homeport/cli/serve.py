@@ -15,6 +15,7 @@ from homeport.cli._compose import (
     tools_option,
     workspace_options,
 )
+from homeport.files.tokens import TokenStore
 from homeport.server import Runtime, build_http_app, build_runtime, build_server
 from homeport.server.http_exposure import check_exposure, parse_public_url
 from homeport.server.http_run import bind, run_http
@@ -184,6 +185,8 @@ def _banner(runtime: Runtime) -> str:
     bound = f"[{s.host}]" if ":" in s.host else s.host
     urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
     access = "bearer tokens required" if s.auth else "no auth"
+    if s.auth and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
+        access += " (none minted yet: `homeport tokens add AGENT`)"
     note = ""
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"

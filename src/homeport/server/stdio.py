@@ -13,7 +13,6 @@ serving and fd 0/1 point at the null device and stderr, so a stray print cannot 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -138,8 +137,7 @@ def rejection(line: bytes, exc: ValidationError) -> types.JSONRPCError | None:
 @contextlib.contextmanager
 def _claimed_wire() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     """The wire on private descriptors; fd 0 reads the null device and fd 1 writes to stderr meanwhile."""
-    wire_in_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_in_fd, wire_out_fd = os.dup(0), os.dup(1)  # not inheritable: children never see the wire
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
