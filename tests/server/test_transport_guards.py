@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from homeport.server.http_exposure import (
     transport_security,
 )
 from homeport.server.http_middleware import CallsInFlight, RequestShape
+from homeport.server.http_run import bind
 from homeport.server.settings import ServeSettings
 from homeport.server.stdio import rejection
 from homeport.workspace import WorkspaceGuard, default_denied
@@ -201,3 +203,17 @@ def test_a_request_with_a_lone_surrogate_is_answered_with_its_id(request_id: int
     answer = rejection(line, caught.value)
     assert answer is not None
     assert (answer.id, answer.error.code) == (request_id, types.PARSE_ERROR)
+
+
+# ------------------------------------------------------------------------------------------------
+# binding
+
+
+def test_the_bound_socket_names_tcp_so_asyncio_turns_nagle_off() -> None:
+    # With proto 0 asyncio leaves Nagle on and every call waits ~40 ms for a delayed ACK.
+    with bind("127.0.0.1", 0) as sock:
+        assert sock.proto == socket.IPPROTO_TCP
+        port = sock.getsockname()[1]
+        with pytest.raises(ConfigError) as caught:
+            bind("127.0.0.1", port)
+    assert f"port {port}" in caught.value.message and "--port 0" in caught.value.message

@@ -46,7 +46,9 @@ def bind(host: str, port: int) -> socket.socket:
         ConfigError: the port is taken, or the address is not one of this machine's.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named explicitly: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say so,
+    # and with Nagle on every small response waits for a delayed ACK (about 40 ms per call).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
