@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -29,7 +30,7 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-def post(base: str, body: bytes | str, **headers: str) -> httpx2.Response:
+def post(base: str, body: Any, **headers: str) -> httpx2.Response:
     with httpx2.Client(timeout=30) as http:
         return http.post(f"{base}/mcp", content=body, headers={**ACCEPT, "Content-Type": "application/json", **headers})
 
@@ -155,9 +156,11 @@ def test_malformed_json_rpc_gets_a_clean_400_with_a_json_rpc_error(
     assert "Traceback" not in log
 
 
-def test_a_body_over_the_limit_gets_413_stating_the_limit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_body_over_the_limit_gets_413_stating_the_limit(tmp_path: Path, chunked: bool) -> None:
+    body = b"[" + b" " * (4 * 1024 * 1024) + b"]"
     with serving(["--allow-root", str(tmp_path)], cwd=tmp_path, log=tmp_path / "log") as served:
-        answer = post(served.base, b"[" + b" " * (4 * 1024 * 1024) + b"]")
+        answer = post(served.base, iter([body[:1024], body[1024:]]) if chunked else body)
     assert answer.status_code == 413
     assert "4194304 bytes" in answer.json()["error"]["message"]
 

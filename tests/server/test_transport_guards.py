@@ -152,6 +152,21 @@ async def test_a_body_declared_over_the_limit_gets_413_stating_the_limit() -> No
 
 
 @pytest.mark.anyio
+async def test_a_chunked_body_the_app_refuses_as_too_large_gets_413_stating_the_limit() -> None:
+    async def sdk_limit(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 413, "headers": []})
+        await send({"type": "http.response.body", "body": b"Request body too large"})
+
+    status, body = await _post(
+        RequestShape(sdk_limit, path="/mcp", max_body_bytes=100), {"content-type": "application/json"}
+    )
+    assert status == 413
+    assert "the limit is 100 bytes" in json.loads(body)["error"]["message"]
+    status, body = await _post(RequestShape(_ok, path="/mcp", max_body_bytes=100), {"content-type": "application/json"})
+    assert (status, body) == (200, b"")
+
+
+@pytest.mark.anyio
 async def test_calls_in_flight_are_counted_and_waited_for() -> None:
     release = anyio.Event()
 

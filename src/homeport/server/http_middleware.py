@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import anyio
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["CallsInFlight", "RequestShape"]
 
@@ -51,16 +51,33 @@ class RequestShape:
             await _refuse(send, 415, -32600, f"Content-Type must be application/json (got {shown})")
             return
         length = _header(scope, b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            await _refuse(
-                send,
-                413,
-                -32600,
-                f"request body is {int(length)} bytes; the limit is {self.max_body_bytes} bytes "
-                f"({self.max_body_bytes / 1048576:g} MiB)",
-            )
+        if length is None:
+            # A chunked body is counted by the SDK as it arrives; its 413 gets the limit stated here too.
+            await self.app(scope, receive, _Stating413(send, self._too_large("over the limit")))
+            return
+        if length.isdigit() and int(length) > self.max_body_bytes:
+            await _refuse(send, 413, -32600, self._too_large(f"{int(length)} bytes"))
             return
         await self.app(scope, receive, send)
+
+    def _too_large(self, size: str) -> str:
+        return (
+            f"request body is {size}; the limit is {self.max_body_bytes} bytes ({self.max_body_bytes / 1048576:g} MiB)"
+        )
+
+
+class _Stating413:
+    def __init__(self, send: Send, message: str) -> None:
+        self.send = send
+        self.message = message
+        self.replaced = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            self.replaced = True
+            await _refuse(self.send, 413, -32600, self.message)
+        elif not self.replaced:
+            await self.send(message)
 
 
 class CallsInFlight:
