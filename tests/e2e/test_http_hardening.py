@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from ._serving import run_to_exit, serving
 from ._support import clean_env, http_client, make_project, ok, store_file, where
@@ -281,22 +283,40 @@ async def test_sigterm_lets_calls_in_flight_finish_and_refuses_new_connections(t
         with contextlib.closing(sqlite3.connect(store_file(project), isolation_level=None)) as holder:
             holder.execute("BEGIN IMMEDIATE")
 
+            sent = 0
+            all_sent = anyio.Event()
+
+            async def count_calls(request: httpx2.Request) -> None:
+                nonlocal sent
+                if b'"tools/call"' in request.content:
+                    sent += 1
+                    if sent == 6:
+                        all_sent.set()
+
             async def call(name: str, mode: str) -> None:
                 # Requests sent after the signal (the client's DELETE of a legacy session on close) open a
                 # new connection, which the stopping server refuses: the clean refusal late requests get.
                 with contextlib.suppress(httpx2.ConnectError, ExceptionGroup):
-                    async with http_client(url, mode=mode, headers=headers) as client:
+                    async with (
+                        httpx2.AsyncClient(
+                            headers=headers, timeout=httpx2.Timeout(30, read=60), event_hooks={"request": [count_calls]}
+                        ) as http,
+                        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+                    ):
                         await client.list_tools()  # else the client asks for it after the call's result
                         results[name] = await client.call_tool("log_decision", {"summary": name})
 
             async with anyio.create_task_group() as tg:
                 for i in range(6):
                     tg.start_soon(call, f"in flight {i}", "legacy" if i % 2 else "auto")
-                await anyio.sleep(1.5)  # the calls reach the lock: nothing the test can observe from outside
+                with anyio.fail_after(30):
+                    await all_sent.wait()
+                await anyio.sleep(0.3)  # from sent to waiting on the lock inside the server
                 served.process.send_signal(signal.SIGTERM)
-                await anyio.sleep(0.5)
-                with pytest.raises(httpx2.ConnectError):
-                    httpx2.get(f"{served.base}/healthz", timeout=5)
+                with anyio.fail_after(5):
+                    while await _accepts(served.base):
+                        await anyio.sleep(0.05)
+                await anyio.sleep(1.0)  # the calls keep running well after the signal (the grace is 5 s)
                 holder.execute("COMMIT")
         code = served.process.wait(timeout=15)
         log = served.log_text()
@@ -307,6 +327,15 @@ async def test_sigterm_lets_calls_in_flight_finish_and_refuses_new_connections(t
     assert "Traceback" not in log
     with contextlib.closing(sqlite3.connect(store_file(project))) as db:
         assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 7
+
+
+async def _accepts(base: str) -> bool:
+    try:
+        async with httpx2.AsyncClient(timeout=5) as http:
+            await http.get(f"{base}/healthz")
+    except httpx2.ConnectError:
+        return False
+    return True
 
 
 def test_ctrl_c_stops_an_http_server_cleanly(tmp_path: Path) -> None:
