@@ -53,10 +53,10 @@ def _registered(state: Path, pid: int) -> str | None:
     return None
 
 
-def start_owner(state: Path, root: Path, log: Path, **env: str) -> RunningOwner:
+def start_owner(state: Path, root: Path, log: Path, *extra: str, **env: str) -> RunningOwner:
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, *serve_args("--http", "--own", "--allow-root", str(root))],
+            [sys.executable, *serve_args("--http", "--own", "--allow-root", str(root), *extra)],
             cwd=root,
             env=clean_env(HOMEPORT_STATE_DIR=str(state), **env),
             stdin=subprocess.DEVNULL,
@@ -192,7 +192,10 @@ def db_owner(tmp_path: Path) -> Iterator[tuple[Path, Path, Path, RunningOwner]]:
         '[database]\nurl = "postgresql://${HOMEPORT_TEST_PG_USER}@127.0.0.1:5432/test"\n', encoding="utf-8"
     )
     state = tmp_path / "state"
-    owner = start_owner(state, project, tmp_path / "owner.log", HOMEPORT_TEST_PG_USER="postgres")
+    # The operator trusts this project's configuration: ${HOMEPORT_TEST_PG_USER} comes from the owner's environment.
+    owner = start_owner(
+        state, project, tmp_path / "owner.log", "--trust-workspace-config", HOMEPORT_TEST_PG_USER="postgres"
+    )
     try:
         yield state, base, project, owner
     finally:

@@ -43,7 +43,7 @@ def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         multiple=True,
         type=click.Path(file_okay=False),
         help="Only serve workspaces inside this directory (repeatable). Over HTTP the default "
-        "is the directory the server starts in.",
+        "is the directory the server starts in, and /, the home directory or a system directory is refused.",
     )(fn)
     fn = click.option(
         "--workspace",

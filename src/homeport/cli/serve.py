@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -15,10 +16,16 @@ from homeport.cli._compose import (
     workspace_options,
 )
 from homeport.cli.ownership import own_workspaces, state_dir_option
-from homeport.server import build_http_app, build_runtime, build_server
+from homeport.files.tokens import TokenStore
+from homeport.server import Runtime, build_http_app, build_runtime, build_server
+from homeport.server.http_exposure import check_exposure, parse_public_url
+from homeport.server.http_run import bind, run_http
+from homeport.server.stdio import describe_default_workspace, serve_stdio
 from homeport.workspace import CallInputs
 
 __all__ = ["serve"]
+
+_SECONDS = click.FloatRange(min=0.1, max=3600)
 
 
 @click.command()
@@ -27,15 +34,60 @@ __all__ = ["serve"]
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="HTTP address to bind. Keep the default unless clients on other machines must connect.",
+    help="HTTP address to bind. Any address beyond loopback (0.0.0.0, a LAN address) needs --auth, "
+    "or --insecure-no-auth.",
 )
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="HTTP port; 0 picks a free one (printed on stderr).",
+)
+@click.option(
+    "--public-url",
+    "public_urls",
+    multiple=True,
+    metavar="URL",
+    help="HTTP: a URL clients on other machines use to reach this server, e.g. https://mem.example.com "
+    "(repeatable). Its host is accepted in the Host and Origin headers besides loopback; the first "
+    "one names the server in the auth metadata.",
+)
 @click.option(
     "--auth",
     is_flag=True,
     envvar="HOMEPORT_AUTH",
     help="HTTP: require a bearer token from `homeport tokens add AGENT` on every request; the token "
     "names the calling agent for the file tools.",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="HTTP: serve other machines without tokens (anyone who can reach the port can read and write "
+    "every project under the allowed roots).",
+)
+@click.option(
+    "--trust-workspace-config",
+    is_flag=True,
+    help="HTTP: read each workspace's database configuration as over stdio: ${VAR} from this server's "
+    "environment, any database host, allow_writes honoured. Only for workspaces you control, such as "
+    "an owner (--own) started with a project's database credentials.",
+)
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=_SECONDS,
+    metavar="SECONDS",
+    help="HTTP: a client that has not sent its request headers by then gets 408 and is disconnected.",
+)
+@click.option(
+    "--body-timeout",
+    default=30.0,
+    show_default=True,
+    type=_SECONDS,
+    metavar="SECONDS",
+    help="HTTP: the same for the request body, counted from the end of the headers.",
 )
 @click.option(
     "--agent",
@@ -52,6 +104,7 @@ __all__ = ["serve"]
 @click.option("--take-over", is_flag=True, help="With --own: replace a live owner of the same directory.")
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on stderr at start.")
 @workspace_options
 @tools_option
 @data_dir_option
@@ -60,8 +113,14 @@ def serve(
     use_http: bool,
     host: str,
     port: int,
+    public_urls: tuple[str, ...],
     auth: bool,
+    insecure_no_auth: bool,
+    trust_workspace_config: bool,
+    header_timeout: float,
+    body_timeout: float,
     agent: str | None,
+    quiet: bool,
     workspace: str | None,
     allow_roots: tuple[str, ...],
     require_explicit_workspace: bool,
@@ -76,10 +135,17 @@ def serve(
     """Run the MCP server.
 
     Without --http it speaks MCP on stdin/stdout, which is what Claude Code, Cursor, VS Code
-    and Gemini CLI launch. With --http one process serves every project under the allowed
-    roots; clients name theirs with the X-Workspace-Id header, ?project_path= or the
-    workspace argument. Health: GET /healthz.
+    and Gemini CLI launch; it says on stderr which workspace calls default to and why.
+    With --http one process serves every project under the allowed roots; clients name theirs
+    with the X-Workspace-Id header, ?project_path= or the workspace argument. Health: GET /healthz.
+    Ctrl-C or SIGTERM stops it after the calls in flight have finished (at most 5 s).
     """
+    if not use_http and (auth or public_urls or insecure_no_auth):
+        raise click.UsageError(
+            "--auth, --public-url and --insecure-no-auth apply to --http; over stdio name the agent with --agent"
+        )
+    for url in public_urls:
+        parse_public_url(url)
     port = own_workspaces(
         own=own,
         dirs=own_dirs,
@@ -104,31 +170,61 @@ def serve(
         auth=auth,
         state_dir=state_dir,
     )
-    if auth and not use_http:
-        raise click.UsageError("--auth applies to --http; over stdio name the agent with --agent")
+    settings = dataclasses.replace(
+        settings,
+        public_urls=public_urls,
+        insecure_no_auth=insecure_no_auth,
+        trust_workspace_config=True if trust_workspace_config else None,
+        header_timeout_seconds=header_timeout,
+        body_timeout_seconds=body_timeout,
+    )
     runtime = build_runtime(settings)
     try:
         if settings.workspace:
             # Fail at start, not on the first call, when the configured default cannot be served.
             runtime.resolve(CallInputs(), write=False)
-        mcp = build_server(runtime)
         if not use_http:
-            mcp.run("stdio")
+            mcp = build_server(runtime)
+            if not quiet:
+                click.echo(f"homeport: stdio; {describe_default_workspace(runtime)}", err=True)
+                if sys.stdin.isatty():
+                    click.echo(
+                        "homeport: reading MCP messages (JSON-RPC, one per line) on stdin, as editors and agents "
+                        "launch it; `homeport serve --http` serves many clients; Ctrl-C to stop",
+                        err=True,
+                    )
+            serve_stdio(mcp)
             return
-        import uvicorn
-
+        check_exposure(settings, runtime.resolver.settings.guard)
+        sock = bind(host, port)
+        runtime.settings = settings = dataclasses.replace(settings, port=sock.getsockname()[1])
+        mcp = build_server(runtime)
         app = build_http_app(mcp, runtime)
-        roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
-        click.echo(
-            f"homeport {host}:{port}: MCP at http://{_url_host(host)}:{port}/mcp, health at /healthz; "
-            f"serving workspaces under {roots}; {'bearer tokens required' if auth else 'no auth'}",
-            err=True,
-        )
-        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+
+        def ready() -> None:
+            if not quiet:
+                click.echo(_banner(runtime), err=True)
+
+        run_http(app, sock, settings, ready)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C while starting or over stdio: nothing was being answered that a traceback would help
     finally:
         runtime.close()
         sys.stderr.flush()
 
 
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+def _banner(runtime: Runtime) -> str:
+    s = runtime.settings
+    roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
+    bound = f"[{s.host}]" if ":" in s.host else s.host
+    urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
+    access = "bearer tokens required" if s.auth else "no auth"
+    if s.auth and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
+        access += " (none minted yet: `homeport tokens add AGENT`)"
+    note = ""
+    if s.host in ("0.0.0.0", "::") and not s.public_urls:
+        note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
+    return (
+        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, health at /healthz; "
+        f"serving workspaces under {roots}; {access}{note}; Ctrl-C to stop"
+    )

@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -16,6 +14,8 @@ from homeport import __version__
 from homeport.errors import ConfigError
 from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
 from homeport.server.catalog import CATALOG
+from homeport.server.http_exposure import resource_base, transport_security
+from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
@@ -52,7 +52,12 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:
-    """Bearer tokens from `homeport tokens add` on every HTTP request, when --auth is on."""
+    """Bearer tokens from `homeport tokens add` on every HTTP request, when --auth is on.
+
+    Raises:
+        ConfigError: no data directory, or a token file that cannot be read (refused at start, not
+            turned into an error on every request).
+    """
     settings = runtime.settings
     if not settings.auth:
         return {}
@@ -66,9 +71,10 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
 
     tokens = TokenStore(settings.tokens_file)
     tokens.check()  # a broken token file stops the start here, with one clear line
-    base = f"http://{'[' + settings.host + ']' if ':' in settings.host else settings.host}:{settings.port}"
+    base = resource_base(settings, settings.port)
     return {
         "token_verifier": TokenStoreVerifier(tokens),
+        # The issuer is required by the SDK but advertised nowhere: build_http_app replaces the metadata.
         "auth": AuthSettings(
             issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False
         ),
@@ -92,14 +98,10 @@ def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(g for g in TOOL_GROUPS if g in names)
 
 
-def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:
-    """Streamable HTTP at /mcp and health at /healthz, with Host and Origin checked on /mcp."""
-    host = runtime.settings.host
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
-        hosts.append(f"{host}:*")
-        origins.append(f"http://{host}:*")
+def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
+    """Streamable HTTP at /mcp and health at /healthz, with Host and Origin checked on /mcp, request
+    shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
+    settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
     async def healthz(_request: Request) -> JSONResponse:
@@ -113,10 +115,16 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> Starlette:
             }
         )
 
-    return mcp.streamable_http_app(
+    app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
-        host=host,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-        ),
+        host=settings.host,
+        max_request_body_size=settings.max_body_bytes,
+        transport_security=transport_security(settings),
     )
+    if settings.auth:
+        from homeport.server.auth import METADATA_PATH, resource_metadata_routes
+
+        # The SDK's metadata names an authorization server that does not exist (its metadata URL is a 404).
+        routes = [r for r in app.router.routes if not getattr(r, "path", "").startswith(METADATA_PATH)]
+        app.router.routes = [*routes, *resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")]
+    return CallsInFlight(RequestShape(app, path="/mcp", max_body_bytes=settings.max_body_bytes))

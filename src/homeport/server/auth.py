@@ -1,4 +1,9 @@
-"""Bearer tokens for HTTP: a token from `homeport tokens add AGENT` authenticates as that agent."""
+"""Bearer tokens for HTTP: a token from `homeport tokens add AGENT` authenticates as that agent.
+
+Homeport is an OAuth protected resource without an authorization server of its own (tokens are
+minted on the command line), so its resource metadata (RFC 9728) lists no authorization server:
+it advertises only what exists.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,49 @@ import logging
 
 import anyio.to_thread
 from mcp.server.auth.provider import AccessToken, TokenVerifier
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from homeport.errors import ConfigError
 from homeport.files.tokens import TokenStore
 
-__all__ = ["TokenStoreVerifier"]
+__all__ = ["METADATA_PATH", "TokenStoreVerifier", "resource_metadata_routes"]
 
-logger = logging.getLogger(__name__)
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+log = logging.getLogger("homeport.auth")
 
 
 class TokenStoreVerifier(TokenVerifier):
+    """Verifies against the token file on every request; a file that cannot be read refuses every token."""
+
     def __init__(self, tokens: TokenStore) -> None:
         self.tokens = tokens
+        self._failing: str | None = None
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
             agent = await anyio.to_thread.run_sync(self.tokens.verify, token)
         except ConfigError as exc:
-            # Fail closed: a token file broken after start verifies nobody (401), and says why in the log.
-            logger.error("refusing every token: %s", exc.message)
+            # Fail closed (401), and say why once rather than on every request.
+            if exc.message != self._failing:
+                log.error("refusing every bearer token: %s", exc.message)
+                self._failing = exc.message
             return None
+        if self._failing is not None:
+            log.warning("token file %s is readable again; bearer tokens are accepted", self.tokens.path)
+            self._failing = None
         if agent is None:
             return None
         return AccessToken(token=token, client_id=agent, scopes=[], subject=agent)
+
+
+def resource_metadata_routes(resource_url: str) -> list[Route]:
+    """RFC 9728 metadata at the path-specific and the root well-known URI, without authorization servers."""
+    body = {"resource": resource_url, "bearer_methods_supported": ["header"], "resource_name": "homeport"}
+
+    async def metadata(_request: Request) -> JSONResponse:
+        return JSONResponse(body, headers={"Cache-Control": "public, max-age=3600"})
+
+    return [Route(f"{METADATA_PATH}/mcp", metadata, methods=["GET"]), Route(METADATA_PATH, metadata, methods=["GET"])]

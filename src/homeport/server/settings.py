@@ -38,6 +38,16 @@ class ServeSettings:
     state_dir: Path | None = None
     auth: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
+    # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
+    # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.
+    public_urls: tuple[str, ...] = ()
+    insecure_no_auth: bool = False
+    # HTTP: a client gets this long to send its request headers, then this long for the body.
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 30.0
+    max_body_bytes: int = 4 * 1024 * 1024
+    # HTTP: on SIGTERM or Ctrl-C, calls in flight get this long to finish before the process exits.
+    shutdown_grace_seconds: float = 5.0
 
     @property
     def tokens_file(self) -> Path | None:

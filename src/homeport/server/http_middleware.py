@@ -1,0 +1,108 @@
+"""Plain ASGI middleware in front of the SDK's Streamable HTTP app.
+
+`RequestShape` answers a POST to /mcp that cannot be a JSON-RPC message before any session or
+parser sees it (415 for a wrong Content-Type, 413 naming the limit for a body declared too
+large); `CallsInFlight` counts the requests being answered so a shutdown can wait for them. Both
+look at headers only: nothing is read or copied on the way of a call.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["CallsInFlight", "RequestShape"]
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+async def _refuse(send: Send, status: int, code: int, message: str) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestShape:
+    def __init__(self, app: ASGIApp, *, path: str, max_body_bytes: int) -> None:
+        self.app = app
+        self.path = path
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        content_type = (_header(scope, b"content-type") or b"").split(b";", 1)[0].strip().lower()
+        if content_type != b"application/json":
+            shown = content_type.decode("latin-1") or "none"
+            await _refuse(send, 415, -32600, f"Content-Type must be application/json (got {shown})")
+            return
+        length = _header(scope, b"content-length")
+        if length is None:
+            # A chunked body is counted by the SDK as it arrives; its 413 gets the limit stated here too.
+            await self.app(scope, receive, _Stating413(send, self._too_large("over the limit")))
+            return
+        if length.isdigit() and int(length) > self.max_body_bytes:
+            await _refuse(send, 413, -32600, self._too_large(f"{int(length)} bytes"))
+            return
+        await self.app(scope, receive, send)
+
+    def _too_large(self, size: str) -> str:
+        return (
+            f"request body is {size}; the limit is {self.max_body_bytes} bytes ({self.max_body_bytes / 1048576:g} MiB)"
+        )
+
+
+class _Stating413:
+    def __init__(self, send: Send, message: str) -> None:
+        self.send = send
+        self.message = message
+        self.replaced = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            self.replaced = True
+            await _refuse(self.send, 413, -32600, self.message)
+        elif not self.replaced:
+            await self.send(message)
+
+
+class CallsInFlight:
+    """Counts HTTP requests being answered, except the GET streams that stay open by design."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.count = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] == "GET":
+            await self.app(scope, receive, send)
+            return
+        self.count += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.count -= 1
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request is being answered, at most `timeout` seconds; whether that happened.
+
+        Polls: it runs once, at shutdown, and keeps the per-request cost at two additions.
+        """
+        with anyio.move_on_after(timeout):
+            while self.count:
+                await anyio.sleep(0.02)
+        return self.count == 0
