@@ -111,7 +111,6 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
                 "version": __version__,
                 "pid": os.getpid(),  # the instance registry's liveness proof (a reused pid cannot fake it)
                 "open_stores": len(runtime.stores),
-                "allowed_roots": [str(p) for p in runtime.resolver.settings.guard.allow_roots],
             }
         )
 

@@ -114,6 +114,11 @@ class ToolSpec:
         return self.write if self.create_store is None else self.create_store
 
     @cached_property
+    def declares_workspace(self) -> bool:
+        """The executor itself takes `workspace` (where_am_i, use_workspace); else the pipeline consumes it."""
+        return any(p.name == "workspace" for p in self.parameters)
+
+    @cached_property
     def _arguments_model(self) -> type[BaseModel]:
         fields: dict[str, Any] = {
             p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default) for p in self.parameters

@@ -209,7 +209,7 @@ class CallPipeline:
                 call.error = exc
             if call.workspace is not None and spec.needs is Needs.STORE:
                 call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
-        kwargs = {k: v for k, v in arguments.items() if k != "workspace" or _declares_workspace(spec)}
+        kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
         if call.secrets is not None:
             kwargs.pop("allow_secrets", None)
         try:
@@ -240,10 +240,6 @@ def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[s
     )
 
 
-def _declares_workspace(spec: ToolSpec) -> bool:
-    return any(p.name == "workspace" for p in spec.parameters)
-
-
 def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-    value = arguments.get("workspace") if _declares_workspace(spec) else arguments.pop("workspace", None)
+    value = arguments.get("workspace") if spec.declares_workspace else arguments.pop("workspace", None)
     return value or None
