@@ -105,7 +105,7 @@ class ToolSpec:
     scan: Scan = Scan.NONE
     parameters: tuple[inspect.Parameter, ...] = field(default=(), compare=False)
 
-    @property
+    @cached_property  # asked twice on every call; after the first, a plain attribute
     def takes_workspace(self) -> bool:
         return self.needs in (Needs.STORE, Needs.WORKSPACE)
 

@@ -20,8 +20,8 @@ Roots, when the client declares the capability, bound every call whatever named 
 from __future__ import annotations
 
 import dataclasses
-from functools import cached_property
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 import anyio
 from mcp import MCPError
@@ -48,6 +48,25 @@ _PRINCIPAL = "homeport.principal"
 # The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
 ROOTS_INPUT = "homeport.roots"
 _STATELESS_ERA = "2026-07-28"
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):
+    """`functools.cached_property` without the lock Python 3.11 takes on each first access.
+
+    A request object lives for one call on one task, and every one of its properties is first read
+    on each call, so that lock was paid several times per call for nothing.
+    """
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        value = self.fn(obj)
+        obj.__dict__[self.name] = value  # later reads find the instance attribute, not this descriptor
+        return value
 
 
 class McpRequest:
@@ -57,7 +76,12 @@ class McpRequest:
         self.ctx = ctx
         self.runtime = runtime
 
-    @cached_property
+    @_once
+    def http_request(self) -> Any:
+        """The Starlette request over HTTP, None over stdio and in memory."""
+        return self.ctx.request_context.request
+
+    @_once
     def principal(self) -> str:
         """The verified bearer token's subject over HTTP with auth; `local` otherwise. Never an argument."""
         token = get_access_token()
@@ -71,26 +95,26 @@ class McpRequest:
         token = get_access_token()
         if token is not None:
             return token.subject or token.client_id
-        if self.ctx.request_context.request is not None:
+        if self.http_request is not None:
             return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
         return self.runtime.settings.agent
 
-    @cached_property
+    @_once
     def forwarded(self) -> bool:
-        request = self.ctx.request_context.request
+        request = self.http_request
         return request is not None and bool(request.headers.get(FORWARDED_HEADER))
 
-    @cached_property
+    @_once
     def stateless(self) -> bool:
         version = self.ctx.protocol_version
         return version is not None and is_version_at_least(version, _STATELESS_ERA)
 
-    @cached_property
+    @_once
     def has_session(self) -> bool:
         """True on 2025-era connections whose state outlives the request."""
         if self.stateless:
             return False
-        if self.ctx.request_context.request is not None:  # HTTP: only stateful sessions persist
+        if self.http_request is not None:  # HTTP: only stateful sessions persist
             return bool(self.ctx.headers and self.ctx.headers.get("mcp-session-id"))
         return True
 
@@ -110,7 +134,7 @@ class McpRequest:
         Raises:
             InvalidWorkspaceError: an X-Workspace-Id header that is not UTF-8.
         """
-        request = self.ctx.request_context.request
+        request = self.http_request
         header = query = None
         if request is not None:
             header = _utf8_header(request.headers.get(WORKSPACE_HEADER))
