@@ -136,7 +136,12 @@ def workspace_check() -> tuple[Path | None, Check]:
 
     try:
         runtime = build_runtime(
-            serve_settings(transport="stdio", workspace=None, allow_roots=(), require_explicit_workspace=False)
+            serve_settings(
+                transport="stdio",
+                workspace=os.environ.get("HOMEPORT_WORKSPACE"),
+                allow_roots=(),
+                require_explicit_workspace=False,
+            )
         )
         try:
             ws = runtime.resolve(CallInputs(), write=False)
@@ -144,7 +149,7 @@ def workspace_check() -> tuple[Path | None, Check]:
             runtime.close()
     except HomeportError as exc:
         return None, Check(
-            "workspace", "fail", exc.message, "run from inside a project, or set --workspace / HOMEPORT_WORKSPACE"
+            "workspace", "fail", exc.message, "run from inside a project, or set HOMEPORT_WORKSPACE to one"
         )
     return ws.root, Check("workspace", "ok", f"{ws.root} (from {ws.source.value})")
 

@@ -176,7 +176,12 @@ def _project_root() -> Path:
     from homeport.workspace import CallInputs
 
     runtime = build_runtime(
-        serve_settings(transport="stdio", workspace=None, allow_roots=(), require_explicit_workspace=False)
+        serve_settings(
+            transport="stdio",
+            workspace=os.environ.get("HOMEPORT_WORKSPACE"),
+            allow_roots=(),
+            require_explicit_workspace=False,
+        )
     )
     try:
         return runtime.resolve(CallInputs(), write=False).root
