@@ -90,7 +90,7 @@ def test_an_unresolvable_workspace_fails(project, monkeypatch, tmp_path):
 
 
 def test_a_store_not_created_yet_is_ok_and_is_not_created(project):
-    code, checks = doctor()
+    _, checks = doctor()
     assert only(checks, "workspace")["detail"].startswith(str(project))
     assert only(checks, "store")["status"] == "ok"
     assert not (project / ".homeport").exists()

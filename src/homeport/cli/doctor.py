@@ -227,7 +227,8 @@ def registry_check() -> Check:
             "the next `homeport serve --own` or `homeport status` rebuilds it from the live instances",
         )
     is_live = Liveness()
-    live, stale = [], []
+    live: list[str] = []
+    stale: list[str] = []
     for (pid, endpoint), (owner, roots) in state.instances().items():
         (live if is_live(owner) else stale).append(f"pid {pid} at {endpoint} ({len(roots)} dir)")
     if stale:
