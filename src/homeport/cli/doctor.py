@@ -52,7 +52,8 @@ def doctor(as_json: bool) -> None:
         colours = {"ok": "green", "warn": "yellow", "fail": "red"}
         for check in checks:
             mark = click.style(f"{check.status:<4}", fg=colours[check.status], bold=True)
-            click.echo(f"{mark} {check.name:<10} {check.detail}")
+            # Driver messages span lines; a report line is one line.
+            click.echo(f"{mark} {check.name:<10} {' '.join(check.detail.split())}")
             if check.fix:
                 click.echo(f"{'':<16}fix: {check.fix}")
     if any(c.status == "fail" for c in checks):
