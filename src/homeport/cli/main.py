@@ -6,6 +6,8 @@ import click
 
 from homeport import __version__
 from homeport.cli.access import directory, tokens
+from homeport.cli.doctor import doctor
+from homeport.cli.hooks import hooks
 from homeport.cli.importers import import_from
 from homeport.cli.memory_data import context, data, glossary
 from homeport.cli.memory_graph import activity, history, link, links, search
@@ -50,6 +52,8 @@ cli.add_command(batch)
 cli.add_command(schema)
 cli.add_command(directory)
 cli.add_command(tokens)
+cli.add_command(hooks)
+cli.add_command(doctor)
 
 
 def main() -> None:

@@ -1,0 +1,385 @@
+"""`homeport doctor`: check the install, this directory's workspace and store, the registry, the
+project database and the client configurations, and say what to fix.
+
+Every check is read-only: the store is opened read-only (never created or migrated), the
+registry file is read without pruning it, the project database gets one `SELECT 1`.
+Exit status 0 when nothing failed (warnings allowed), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+
+__all__ = ["Check", "doctor"]
+
+Status = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: what was checked, how it went, what was found and (unless ok) what to do."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def doctor(as_json: bool) -> None:
+    """Check the install, this directory's workspace and store, the instance registry, the project
+    database and the MCP client configurations found; each says ok, warn or fail and what to fix.
+
+    Nothing is changed. Exit status 1 when a check failed.
+
+    \b
+    Example: homeport doctor --json
+    """
+    checks = run_checks()
+    if as_json:
+        failed = any(c.status == "fail" for c in checks)
+        click.echo(json.dumps({"ok": not failed, "checks": [asdict(c) for c in checks]}, indent=2))
+    else:
+        colours = {"ok": "green", "warn": "yellow", "fail": "red"}
+        for check in checks:
+            mark = click.style(f"{check.status:<4}", fg=colours[check.status], bold=True)
+            # Driver messages span lines; a report line is one line.
+            click.echo(f"{mark} {check.name:<10} {' '.join(check.detail.split())}")
+            if check.fix:
+                click.echo(f"{'':<16}fix: {check.fix}")
+    if any(c.status == "fail" for c in checks):
+        click.get_current_context().exit(1)
+
+
+def run_checks() -> list[Check]:
+    from homeport.cli.hooks import homeport_executable
+
+    executable = homeport_executable()
+    checks = install_checks(executable)
+    root, workspace = workspace_check()
+    checks.append(workspace)
+    if root is not None:
+        checks.append(store_check(root))
+    checks.append(registry_check())
+    if root is not None:
+        checks.append(database_check(root))
+    checks += client_checks(root, executable)
+    return checks
+
+
+# -- install -------------------------------------------------------------------------------------
+
+
+def install_checks(executable: str | None) -> list[Check]:
+    from homeport import __version__
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    checks = [Check("version", "ok", f"homeport {__version__} on Python {python} ({sys.executable})")]
+    if executable is None:
+        checks.append(
+            Check(
+                "executable",
+                "warn",
+                "no homeport executable found for this installation",
+                "install with `pipx install homeport` or `pip install homeport` in a virtual environment",
+            )
+        )
+        return checks
+    on_path = shutil.which("homeport")
+    if on_path is None:
+        checks.append(
+            Check(
+                "executable",
+                "warn",
+                f"{executable} is not on PATH",
+                f"name it by absolute path in client configs ({executable}), or install with pipx",
+            )
+        )
+    elif not _same_file(on_path, executable):
+        checks.append(
+            Check(
+                "executable",
+                "warn",
+                f"this is {executable}, but `homeport` on PATH is {on_path} (another installation)",
+                "use one installation, or name this one by absolute path in client configs",
+            )
+        )
+    else:
+        checks.append(Check("executable", "ok", f"{executable} (on PATH)"))
+    return checks
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+# -- workspace and store -------------------------------------------------------------------------
+
+
+def workspace_check() -> tuple[Path | None, Check]:
+    """The workspace a stdio call from here would use, as `homeport where` finds it."""
+    from homeport.cli._compose import serve_settings
+    from homeport.errors import HomeportError
+    from homeport.server import build_runtime
+    from homeport.workspace import CallInputs
+
+    try:
+        runtime = build_runtime(
+            serve_settings(
+                transport="stdio",
+                workspace=os.environ.get("HOMEPORT_WORKSPACE"),
+                allow_roots=(),
+                require_explicit_workspace=False,
+            )
+        )
+        try:
+            ws = runtime.resolve(CallInputs(), write=False)
+        finally:
+            runtime.close()
+    except HomeportError as exc:
+        return None, Check(
+            "workspace", "fail", exc.message, "run from inside a project, or set HOMEPORT_WORKSPACE to one"
+        )
+    return ws.root, Check("workspace", "ok", f"{ws.root} (from {ws.source.value})")
+
+
+def store_check(root: Path) -> Check:
+    """The store opened read-only: a regular file, `PRAGMA integrity_check`, the schema revision."""
+    import sqlite3
+
+    from homeport.store.database import SCHEMA_REVISION, store_path_for
+
+    path = store_path_for(root)
+    try:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            return Check(
+                "store", "fail", f"{path} is not a regular file", "remove it; a project's store must be its own file"
+            )
+        if not path.exists():
+            return Check("store", "ok", f"{path} not created yet (the first write creates it)")
+        with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5) as conn:
+            verdict = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
+            try:
+                row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            except sqlite3.OperationalError:
+                row = None
+    except sqlite3.Error as exc:
+        return Check(
+            "store",
+            "fail",
+            f"{path} cannot be read: {exc}",
+            "move it aside (homeport creates a new one) and re-import an export if you have one",
+        )
+    if verdict != ["ok"]:
+        return Check(
+            "store",
+            "fail",
+            f"{path} is damaged: {'; '.join(verdict[:3])}",
+            "move it aside and re-import an export (`homeport import`), or recover it with `sqlite3 .recover`",
+        )
+    revision = row[0] if row else None
+    if revision is None:
+        return Check("store", "fail", f"{path} is not a Homeport store (no schema revision)", "move it aside")
+    if revision != SCHEMA_REVISION:
+        return Check(
+            "store",
+            "warn",
+            f"{path} is at schema revision {revision}; this Homeport uses {SCHEMA_REVISION}",
+            "an older store is migrated on the next write; a newer one needs a newer Homeport",
+        )
+    return Check("store", "ok", f"{path} (integrity ok, schema revision {revision})")
+
+
+# -- registry ------------------------------------------------------------------------------------
+
+
+def registry_check() -> Check:
+    """The instance registry read as it is, without the lock and without pruning (`homeport status` prunes)."""
+    from homeport.cli._compose import default_state_dir
+    from homeport.errors import RegistryError
+    from homeport.registry import Liveness, decode_state
+
+    path = default_state_dir().expanduser().absolute() / "registry.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Check("registry", "ok", f"no instances registered ({path})")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Check("registry", "fail", f"cannot read {path}: {exc}", "fix its permissions, or pass --state-dir")
+    try:
+        state = decode_state(text)
+    except RegistryError as exc:
+        return Check(
+            "registry",
+            "warn",
+            f"{path} is unreadable ({exc.message})",
+            "the next `homeport serve --own` or `homeport status` rebuilds it from the live instances",
+        )
+    is_live = Liveness()
+    live: list[str] = []
+    stale: list[str] = []
+    for (pid, endpoint), (owner, roots) in state.instances().items():
+        (live if is_live(owner) else stale).append(f"pid {pid} at {endpoint} ({len(roots)} dir)")
+    if stale:
+        return Check(
+            "registry",
+            "warn",
+            f"{len(live)} live, {len(stale)} stale: {', '.join(stale)}",
+            "run `homeport status` to remove the stale entries",
+        )
+    return Check("registry", "ok", f"{len(live)} live instance(s): {', '.join(live) or 'none'} ({path})")
+
+
+# -- project database ----------------------------------------------------------------------------
+
+
+def database_check(root: Path) -> Check:
+    from homeport.errors import DatabaseNotConfiguredError, HomeportError
+    from homeport.projectdb import ProjectDatabases
+
+    with ProjectDatabases(dict(os.environ)) as databases:
+        try:
+            source = databases.discover(root)
+        except DatabaseNotConfiguredError:
+            return Check("database", "ok", "no project database configured (the db tools stay unused)")
+        except HomeportError as exc:
+            return Check("database", "fail", exc.message, "fix the configuration it names")
+        try:
+            databases.run_query(root, "SELECT 1")
+        except HomeportError as exc:
+            return Check(
+                "database",
+                "fail",
+                exc.message,
+                f"start the database server, or correct the URL in {source.origin}",
+            )
+    return Check("database", "ok", f"{source.describe()} answers SELECT 1")
+
+
+# -- client configurations -----------------------------------------------------------------------
+
+
+def client_checks(root: Path | None, executable: str | None) -> list[Check]:
+    """Each MCP server entry that mentions homeport in the client configurations found, and its command."""
+    home = Path.home()
+    places: list[tuple[str, Path]] = [("Claude Code", home / ".claude.json"), ("Cursor", home / ".cursor" / "mcp.json")]
+    if root is not None:
+        places += [
+            ("Claude Code", root / ".mcp.json"),
+            ("VS Code", root / ".vscode" / "mcp.json"),
+            ("Cursor", root / ".cursor" / "mcp.json"),
+        ]
+    checks: list[Check] = []
+    for client, path in places:
+        if not path.is_file():
+            continue
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            checks.append(Check("client", "warn", f"{client}: {path} is not readable JSON ({exc})", "fix the file"))
+            continue
+        for where, server in _homeport_servers(document):
+            checks.append(_server_check(client, path, where, server, executable))
+    checks += _hook_checks(root)
+    if not checks:
+        checks.append(
+            Check(
+                "client",
+                "warn",
+                "no MCP client configuration found that starts homeport",
+                "connect a client: see `Connecting a client` in the README, "
+                "or `homeport hooks show cursor|vscode|codex`",
+            )
+        )
+    return checks
+
+
+def _hook_checks(root: Path | None) -> list[Check]:
+    """The Claude Code SessionStart hooks `homeport hooks install` wrote, and whether their executable exists."""
+    import shlex
+
+    from homeport.cli.hooks import is_homeport_hook
+
+    paths = [Path.home() / ".claude" / "settings.json"]
+    if root is not None:
+        paths.append(root / ".claude" / "settings.json")
+    checks = []
+    for path in paths:
+        try:
+            hooks_table = json.loads(path.read_text(encoding="utf-8")).get("hooks", {})
+            groups = hooks_table.get("SessionStart", [])
+            commands = [h["command"] for g in groups for h in g.get("hooks", []) if is_homeport_hook(h)]
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue  # no file, or one Claude Code itself will complain about
+        for command in commands:
+            program = shlex.split(command)[0]
+            if os.path.isfile(program) and os.access(program, os.X_OK):
+                checks.append(Check("hook", "ok", f"Claude Code: {path} SessionStart runs {program}"))
+            else:
+                checks.append(
+                    Check(
+                        "hook",
+                        "fail",
+                        f"Claude Code: {path} SessionStart runs {program}, which does not exist",
+                        "run `homeport hooks install claude-code` again from the installation you use",
+                    )
+                )
+    return checks
+
+
+def _homeport_servers(document: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(location, entry) of each server entry mentioning homeport: `mcpServers`, `servers`, and
+    Claude Code's per-project `projects.<dir>.mcpServers`."""
+    if not isinstance(document, dict):
+        return []
+    tables: list[tuple[str, Any]] = [("mcpServers", document.get("mcpServers")), ("servers", document.get("servers"))]
+    projects = document.get("projects")
+    if isinstance(projects, dict):
+        tables += [
+            (f"projects.{d}.mcpServers", p.get("mcpServers")) for d, p in projects.items() if isinstance(p, dict)
+        ]
+    found = []
+    for table_name, table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, entry in table.items():
+            if isinstance(entry, dict) and "homeport" in f"{name} {json.dumps(entry)}".lower():
+                found.append((f"{table_name}.{name}", entry))
+    return found
+
+
+def _server_check(client: str, path: Path, where: str, server: dict[str, Any], executable: str | None) -> Check:
+    label = f"{client}: {path} {where}"
+    if "url" in server:
+        return Check("client", "ok", f"{label} connects to {server['url']}")
+    command = server.get("command")
+    if not isinstance(command, str) or not command:
+        return Check("client", "fail", f"{label} names no command", f'set "command": "{executable or "homeport"}"')
+    better = f'set "command" to {executable}' if executable else "install homeport and name it by absolute path"
+    if os.path.isabs(command):
+        if os.path.isfile(command) and os.access(command, os.X_OK):
+            return Check("client", "ok", f"{label} runs {command}")
+        return Check("client", "fail", f"{label} runs {command}, which does not exist", better)
+    found = shutil.which(command)
+    if found is None:
+        return Check("client", "fail", f"{label} runs `{command}`, which is not on PATH", better)
+    if (Path(found).parent.parent / "pyvenv.cfg").is_file():
+        return Check(
+            "client",
+            "warn",
+            f"{label} runs `{command}` by name, found here only in the virtual environment {Path(found).parent.parent}",
+            f"an editor started outside this shell will not find it; {better}",
+        )
+    return Check("client", "ok", f"{label} runs `{command}` ({found})")
