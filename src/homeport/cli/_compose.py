@@ -12,7 +12,6 @@ import click
 import platformdirs
 
 from homeport.errors import HomeportError
-from homeport.server import parse_tool_groups
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
@@ -140,7 +139,7 @@ def serve_settings(
         require_explicit_workspace=require_explicit_workspace,
         cwd=cwd,
         client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
-        tool_groups=parse_tool_groups(tools),
+        tool_groups=_tool_groups(tools),
         data_dir=(data_dir or default_data_dir()).absolute(),
         directory_file=(directory_file or (data_dir or default_data_dir()) / "directory.toml").absolute(),
         agent=agent or None,
@@ -148,6 +147,14 @@ def serve_settings(
         environ=dict(os.environ),
         state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
     )
+
+
+def _tool_groups(spec: str | None) -> tuple[str, ...]:
+    if spec is None:  # commands other than `serve`: no need to load the tool catalog to list its groups
+        return ServeSettings.tool_groups
+    from homeport.server.app import parse_tool_groups
+
+    return parse_tool_groups(spec)
 
 
 def domain_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
