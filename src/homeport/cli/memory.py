@@ -56,6 +56,7 @@ class ToolCall:
             click.ClickException: the file system refused a file the tool reads or writes.
         """
         # The server stack loads here, when a tool runs, not when `--help` is asked for.
+        from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
         from homeport.server.catalog import CATALOG
         from homeport.server.pipeline import CallPipeline, LocalRequest
         from homeport.server.runtime import build_runtime
