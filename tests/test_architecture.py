@@ -124,3 +124,8 @@ def test_where_loads_the_resolver_and_registry_but_no_store_or_mcp(cli_env):
 def test_memory_commands_load_the_store_but_not_the_mcp_transport(cli_env):
     loaded = set(modules_loaded_by(["decisions", "list"], *cli_env))
     assert hits(loaded, ("mcp", "starlette", "uvicorn", "httpx", "alembic")) == []
+
+
+def test_serve_help_loads_nothing_of_the_server(cli_env):
+    loaded = set(modules_loaded_by(["serve", "--help"], *cli_env))
+    assert hits(loaded, (*SERVER_STACK, "homeport.server.app", "homeport.server.runtime")) == []
