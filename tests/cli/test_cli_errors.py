@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import homeport
@@ -175,6 +175,7 @@ def test_the_rewrite_leaves_no_tool_phrase(parts):
 
 @given(PLAIN)
 def test_text_without_tool_phrases_is_unchanged(text):
+    assume(not any(tool_words in text for tool_words, _ in CLI_WORDS))
     assert cli_message(text) == text
 
 
