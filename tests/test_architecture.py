@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,46 @@ def test_the_registry_knows_owners_and_ports_not_stores_files_policy_or_mcp():
     forbidden = ("homeport.workspace", "homeport.store", "homeport.files", "homeport.projectdb", "homeport.policy")
     for module in modules_in("registry"):
         assert hits(imports_of(module), (*forbidden, "mcp", "starlette", "httpx", "httpx2")) == [], module
+
+
+SERVER_STACK = ("mcp", "mcp_types", "starlette", "uvicorn", "sqlalchemy", "pydantic", "homeport.server.catalog")
+
+
+def modules_loaded_by(args: list[str], cwd: Path, env: dict[str, str]) -> list[str]:
+    code = (
+        "import sys\nfrom homeport.cli import main\nsys.argv = ['homeport', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print('\\n' + ' '.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1].split()
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    (tmp_path / "app" / ".git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("HOMEPORT_WORKSPACE", "CLAUDE_PROJECT_DIR")}
+    return tmp_path / "app", {**env, "HOME": str(tmp_path), "HOMEPORT_STATE_DIR": str(tmp_path / "state")}
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]])
+def test_version_and_help_load_click_and_nothing_of_the_server(cli_env, args):
+    # Each command imports its module when it runs; these two run none.
+    loaded = set(modules_loaded_by(args, *cli_env))
+    assert hits(loaded, (*SERVER_STACK, "rich", "anyio", "homeport.server", "homeport.store")) == []
+
+
+def test_where_loads_the_resolver_and_registry_but_no_store_or_mcp(cli_env):
+    loaded = set(modules_loaded_by(["where"], *cli_env))
+    assert hits(loaded, (*SERVER_STACK, "homeport.store.database", "homeport.projectdb")) == []
+
+
+def test_memory_commands_load_the_store_but_not_the_mcp_transport(cli_env):
+    loaded = set(modules_loaded_by(["decisions", "list"], *cli_env))
+    assert hits(loaded, ("mcp", "starlette", "uvicorn", "httpx", "alembic")) == []
+
+
+def test_serve_help_loads_nothing_of_the_server(cli_env):
+    loaded = set(modules_loaded_by(["serve", "--help"], *cli_env))
+    assert hits(loaded, (*SERVER_STACK, "homeport.server.app", "homeport.server.runtime")) == []

@@ -513,7 +513,7 @@ def test_import_replace_of_an_empty_export_needs_allow_empty(runner, project):
 
 def test_context_set_refuses_to_erase_a_document_unless_allowed(runner, project):
     call(runner, "context", "set", "active", '{"focus": "search"}')
-    assert "allow_empty" in fails(runner, "context", "set", "active", "{}")
+    assert "--allow-empty" in fails(runner, "context", "set", "active", "{}")
     assert call(runner, "context", "show", "active")["content"] == {"focus": "search"}
     assert call(runner, "context", "set", "active", "{}", "--allow-empty")["content"] == {}
 

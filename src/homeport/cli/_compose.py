@@ -12,11 +12,12 @@ import click
 import platformdirs
 
 from homeport.errors import HomeportError
-from homeport.server import parse_tool_groups
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
 __all__ = [
+    "CLI_WORDS",
+    "cli_message",
     "data_dir_option",
     "default_data_dir",
     "default_state_dir",
@@ -140,7 +141,7 @@ def serve_settings(
         require_explicit_workspace=require_explicit_workspace,
         cwd=cwd,
         client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
-        tool_groups=parse_tool_groups(tools),
+        tool_groups=_tool_groups(tools),
         data_dir=(data_dir or default_data_dir()).absolute(),
         directory_file=(directory_file or (data_dir or default_data_dir()) / "directory.toml").absolute(),
         agent=agent or None,
@@ -150,14 +151,60 @@ def serve_settings(
     )
 
 
+def _tool_groups(spec: str | None) -> tuple[str, ...]:
+    if spec is None:  # commands other than `serve`: no need to load the tool catalog to list its groups
+        return ServeSettings.tool_groups
+    from homeport.server.app import parse_tool_groups
+
+    return parse_tool_groups(spec)
+
+
+# The lower layers speak to an agent: a tool's name, `argument=value`. At a shell the same hint names
+# the command and the flag. Phrases, not single words, so a value a person typed is never rewritten;
+# longer phrases come before the shorter ones they contain.
+CLI_WORDS: tuple[tuple[str, str], ...] = (
+    ("pass cascade=true", "pass --cascade"),
+    ("update_progress(parent_id=...)", "`homeport progress update ID --parent PARENT`"),
+    ("call again with allow_secrets=true (shell: --allow-secrets)", "run it again with --allow-secrets"),
+    ("allow_empty=true (CLI: --allow-empty)", "--allow-empty"),
+    ("pass allow_empty=true", "pass --allow-empty"),
+    ("use patch to change keys", "use `homeport context patch` to change keys"),
+    ("import with mode=replace", "import with --mode replace"),
+    ("with get_decisions", "with `homeport decisions list`"),
+    ("with get_progress", "with `homeport progress list`"),
+    ("with get_system_patterns", "with `homeport patterns list`"),
+    ("with get_custom_data", "with `homeport data get`"),
+    ("with get_item_history", "with `homeport history`"),
+    ("pass the workspace argument, call use_workspace, or send X-Workspace-Id", "pass -w/--workspace DIR"),
+    (
+        "Set one of: the workspace argument (absolute path, file:// URI or a handle from use_workspace); the "
+        "X-Workspace-Id header or ?project_path= on the URL (HTTP); use_workspace (sessions); homeport serve "
+        "--workspace DIR or HOMEPORT_WORKSPACE; client roots; CLAUDE_PROJECT_DIR; or start the server in the "
+        "project directory (stdio).",
+        "Pass -w/--workspace DIR (or set HOMEPORT_WORKSPACE), or run the command inside the project.",
+    ),
+)
+
+
+def cli_message(message: str) -> str:
+    """A domain error's message as a person at a shell reads it: commands and flags, not tools and arguments."""
+    for tool_words, cli_words in CLI_WORDS:
+        message = message.replace(tool_words, cli_words)
+    return message
+
+
 def domain_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a Homeport error into one line on stderr and exit status 1, never a traceback."""
+    """Turn a Homeport error into one line on stderr and exit status 1, never a traceback.
+
+    Usage errors (a missing argument, an unknown flag, a value that does not parse) stay click's:
+    exit status 2.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except HomeportError as exc:
-            raise click.ClickException(exc.message) from exc
+            raise click.ClickException(cli_message(exc.message)) from exc
 
     return wrapper

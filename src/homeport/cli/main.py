@@ -1,59 +1,62 @@
-"""`homeport`: the command group."""
+"""`homeport`: the command group.
+
+Commands are imported when they run, so `homeport --version` loads click and nothing of the
+server. To add a command: write it in its own module under `homeport.cli` and add one row to
+`COMMANDS` below (name, `"module:attribute"`, the one line `homeport --help` shows).
+`tests/test_cli_lazy.py` checks that every row imports the command it names.
+"""
 
 from __future__ import annotations
 
 import click
 
 from homeport import __version__
-from homeport.cli.access import directory, tokens
-from homeport.cli.doctor import doctor
-from homeport.cli.hooks import hooks
-from homeport.cli.importers import import_from
-from homeport.cli.memory_data import context, data, glossary
-from homeport.cli.memory_graph import activity, history, link, links, search
-from homeport.cli.memory_items import decisions, patterns, progress
-from homeport.cli.memory_transfer import batch, export, import_, schema
-from homeport.cli.ownership import status
-from homeport.cli.serve import serve
-from homeport.cli.where import where
+from homeport.cli._lazy import LazyCommand, LazyGroup
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+COMMANDS: dict[str, LazyCommand] = {
+    "serve": LazyCommand("homeport.cli.serve:serve", "Run the MCP server (stdio, or --http)."),
+    "where": LazyCommand("homeport.cli.where:where", "Show the workspace a call from here would use, and why."),
+    "status": LazyCommand("homeport.cli.ownership:status", "List the running Homeport instances and what they own."),
+    "decisions": LazyCommand("homeport.cli.memory_items:decisions", "Decisions: what was decided, why, and how."),
+    "progress": LazyCommand("homeport.cli.memory_items:progress", "Progress: tasks with a status, nested by parent."),
+    "patterns": LazyCommand("homeport.cli.memory_items:patterns", "System patterns: reusable ways the project works."),
+    "data": LazyCommand("homeport.cli.memory_data:data", "Custom data: any JSON value under a category and key."),
+    "glossary": LazyCommand("homeport.cli.memory_data:glossary", "The project glossary: terms and definitions."),
+    "context": LazyCommand(
+        "homeport.cli.memory_data:context", "Product and active context; --task for a task's context."
+    ),
+    "link": LazyCommand("homeport.cli.memory_graph:link", "Link two items with a relationship."),
+    "links": LazyCommand("homeport.cli.memory_graph:links", "Items linked to an item, nearest first."),
+    "search": LazyCommand("homeport.cli.memory_graph:search", "Full-text search over every item type."),
+    "history": LazyCommand("homeport.cli.memory_graph:history", "Earlier versions of the product or active context."),
+    "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
+    "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),
+    "import": LazyCommand("homeport.cli.memory_transfer:import_", "Read an export back into the memory."),
+    "import-from": LazyCommand("homeport.cli.importers:import_from", "Import another memory server's data."),
+    "batch": LazyCommand("homeport.cli.memory_transfer:batch", "Write many items of one type from a JSON list."),
+    "schema": LazyCommand("homeport.cli.memory_transfer:schema", "The memory's item types, fields and tools."),
+    "directory": LazyCommand("homeport.cli.access:directory", "Organizations, teams and agents for file areas."),
+    "tokens": LazyCommand("homeport.cli.access:tokens", "Bearer tokens for `homeport serve --http --auth`."),
+    "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
+    "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="homeport")
 def cli() -> None:
     """Homeport: project memory for AI coding agents, one workspace per project.
 
     Start it from your MCP client with `homeport serve` (stdio), or run one server for many
     projects with `homeport serve --http`. `homeport where` shows which workspace a call from
-    here would use, and why.
+    here would use, and why. Shell completion: `eval "$(_HOMEPORT_COMPLETE=bash_source homeport)"`.
     """
-
-
-cli.add_command(serve)
-cli.add_command(where)
-cli.add_command(status)
-cli.add_command(decisions)
-cli.add_command(progress)
-cli.add_command(patterns)
-cli.add_command(data)
-cli.add_command(glossary)
-cli.add_command(context)
-cli.add_command(link)
-cli.add_command(links)
-cli.add_command(search)
-cli.add_command(history)
-cli.add_command(activity)
-cli.add_command(export)
-cli.add_command(import_)
-cli.add_command(import_from)
-cli.add_command(batch)
-cli.add_command(schema)
-cli.add_command(directory)
-cli.add_command(tokens)
-cli.add_command(hooks)
-cli.add_command(doctor)
 
 
 def main() -> None:

@@ -13,15 +13,17 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
 from homeport.cli._compose import domain_errors, serve_settings, workspace_options
 from homeport.cli._output import workspace_line
-from homeport.server import ServeSettings, build_runtime
-from homeport.workspace import Workspace
+
+if TYPE_CHECKING:
+    from homeport.server.settings import ServeSettings
+    from homeport.workspace import Workspace
 
 __all__ = ["JSON_OPTION_HELP", "ToolCall", "allow_secrets_option", "json_or_text", "memory_tool", "parse_json"]
 
@@ -53,8 +55,11 @@ class ToolCall:
             HomeportError: resolution, a guard or the store refused it; `memory_tool` prints it as one line.
             click.ClickException: the file system refused a file the tool reads or writes.
         """
+        # The server stack loads here, when a tool runs, not when `--help` is asked for.
+        from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
         from homeport.server.catalog import CATALOG
         from homeport.server.pipeline import CallPipeline, LocalRequest
+        from homeport.server.runtime import build_runtime
 
         spec = CATALOG[name]
         if self.allow_secrets and "allow_secrets" in {p.name for p in spec.parameters}:

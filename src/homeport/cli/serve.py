@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,11 +18,10 @@ from homeport.cli._compose import (
 )
 from homeport.cli.ownership import own_workspaces, state_dir_option
 from homeport.files.tokens import TokenStore
-from homeport.server import Runtime, build_http_app, build_runtime, build_server
-from homeport.server.http_exposure import check_exposure, parse_public_url
-from homeport.server.http_run import bind, run_http
-from homeport.server.stdio import describe_default_workspace, serve_stdio
 from homeport.workspace import CallInputs
+
+if TYPE_CHECKING:
+    from homeport.server.runtime import Runtime
 
 __all__ = ["serve"]
 
@@ -140,6 +140,12 @@ def serve(
     with the X-Workspace-Id header, ?project_path= or the workspace argument. Health: GET /healthz.
     Ctrl-C or SIGTERM stops it after the calls in flight have finished (at most 5 s).
     """
+    # The server stack loads when it is started, not for `homeport serve --help`.
+    from homeport.server import build_http_app, build_runtime, build_server
+    from homeport.server.http_exposure import check_exposure, parse_public_url
+    from homeport.server.http_run import bind, run_http
+    from homeport.server.stdio import describe_default_workspace, serve_stdio
+
     if not use_http and (auth or public_urls or insecure_no_auth):
         raise click.UsageError(
             "--auth, --public-url and --insecure-no-auth apply to --http; over stdio name the agent with --agent"

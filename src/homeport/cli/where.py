@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from homeport.cli._compose import domain_errors, serve_settings, shell_path, workspace_options
-from homeport.server import build_runtime
-from homeport.store import store_path_for
+from homeport.registry import InstanceRegistry
+from homeport.server.forwarding import Forwarder
+from homeport.server.resolution import build_resolver
+from homeport.store.location import store_path_for
 from homeport.workspace import CallInputs
 
 __all__ = ["where"]
@@ -41,12 +45,15 @@ def where(
         allow_roots=allow_roots,
         require_explicit_workspace=require_explicit_workspace,
     )
-    runtime = build_runtime(settings)
-    try:
-        ws = runtime.resolve(CallInputs(argument=shell_path(path)), write=False)
-        served_by = runtime.forwarder.served_by(ws.root) if runtime.forwarder else {"process": "this"}
-    finally:
-        runtime.close()
+    # The resolver and the registry alone, as `homeport serve` builds them: no store is opened.
+    ws = build_resolver(settings).resolve(CallInputs(argument=shell_path(path)), write=False).workspace
+    served_by: dict[str, Any] = {"process": "this", "pid": os.getpid()}
+    if settings.state_dir:
+        forwarder = Forwarder(InstanceRegistry(settings.state_dir))
+        try:
+            served_by = forwarder.served_by(ws.root)
+        finally:
+            forwarder.close()
     store = store_path_for(ws.root)
     report = {
         "workspace": str(ws.root),

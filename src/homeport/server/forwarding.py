@@ -22,14 +22,16 @@ import threading
 import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from pydantic_core import to_jsonable_python
 
 from homeport.errors import OwnerUnavailableError, RegistryError
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
-from homeport.server.catalog import ToolSpec
+
+if TYPE_CHECKING:
+    from homeport.server.catalog import ToolSpec
 
 __all__ = ["Forwarder", "forwards"]
 

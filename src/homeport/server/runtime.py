@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.projectdb import ProjectDatabases
 from homeport.registry import InstanceRegistry
 from homeport.server.access import WorkspaceAccess
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
+from homeport.server.resolution import build_resolver, data_dir_of
 from homeport.server.settings import ServeSettings
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
     CallInputs,
     HandleRegistry,
-    ResolverSettings,
     Workspace,
-    WorkspaceGuard,
     WorkspaceResolver,
-    canonical_directory,
-    default_denied,
 )
 
 __all__ = ["Runtime", "build_runtime", "tool_result"]
@@ -69,32 +63,15 @@ def build_runtime(settings: ServeSettings) -> Runtime:
     Raises:
         ConfigError: an --allow-root that is not an existing directory.
     """
-    home = Path(os.path.realpath(settings.home))
-    allow = tuple(_allowed_root(p) for p in settings.allow_roots)
-    data_dir = settings.data_dir or home / ".local" / "share" / "homeport"
-    # Homeport's own data (file areas, tokens) is never a workspace, whatever the allowlist says.
-    guard = WorkspaceGuard(
-        denied=default_denied(home), allow_roots=allow, private_trees=(Path(os.path.realpath(data_dir)),)
-    )
-    handles = HandleRegistry(ttl_seconds=settings.handle_ttl_seconds)
-    resolver = WorkspaceResolver(
-        ResolverSettings(
-            guard=guard,
-            transport=settings.transport,
-            config_workspace=settings.workspace,
-            client_env=dict(settings.client_env),
-            cwd=settings.cwd,
-            require_explicit=settings.require_explicit_workspace,
-        ),
-        handles,
-    )
+    resolver = build_resolver(settings)
+    data_dir = data_dir_of(settings)
     # One cache of the directory for file areas and workspace access: one reload per change.
     directory = DirectoryCache(settings.directory_file)
     files = FileAreaService(data_dir=data_dir, directory=directory, max_bytes=settings.max_file_bytes)
     return Runtime(
         settings=settings,
         resolver=resolver,
-        handles=handles,
+        handles=resolver.handles,
         stores=StoreCache(capacity=settings.store_cache_size),
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
@@ -107,10 +84,3 @@ def _trusts_workspace_config(settings: ServeSettings) -> bool:
     if settings.trust_workspace_config is not None:
         return settings.trust_workspace_config
     return settings.transport == "stdio"
-
-
-def _allowed_root(path: Path) -> Path:
-    try:
-        return canonical_directory(str(path))
-    except InvalidWorkspaceError as exc:
-        raise ConfigError(f"--allow-root {path}: {exc.message}") from None

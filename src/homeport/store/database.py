@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from homeport.errors import InvalidItemError, StoreError
+from homeport.store.location import STORE_DIRNAME, STORE_FILENAME, store_path_for
 
 __all__ = [
     "NO_CHECKPOINT_ON_CLOSE",
@@ -43,8 +44,6 @@ __all__ = [
     "store_path_for",
 ]
 
-STORE_DIRNAME = ".homeport"
-STORE_FILENAME = "homeport.db"
 # The newest Alembic revision; a test pins it to the migration scripts' head.
 SCHEMA_REVISION = "0002"
 BUSY_TIMEOUT_MS = 30_000
@@ -62,10 +61,6 @@ NO_CHECKPOINT_ON_CLOSE: int | None = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_O
 _NAMED_SQLITE = sqlite_dialect.dialect(paramstyle="named")  # :name placeholders, as sqlite3 takes them
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
 _GITIGNORE = "# Homeport's local store; export with `homeport export` to share memory.\n*.db\n*.db-*\n*.lock\n"
-
-
-def store_path_for(root: Path) -> Path:
-    return root / STORE_DIRNAME / STORE_FILENAME
 
 
 class Store:

@@ -1,0 +1,80 @@
+"""A command group that imports a command's module on first use (click's lazy subcommands pattern).
+
+Each command's module brings what it runs (the MCP SDK, SQLAlchemy, the tool models...); a
+group that imported them all would make `homeport --version` pay for every command. The
+group keeps each command's one-line help itself, so `homeport --help` and shell completion
+list every command without importing one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import click
+from click.shell_completion import CompletionItem
+
+__all__ = ["LazyCommand", "LazyGroup"]
+
+
+class LazyCommand(NamedTuple):
+    """Where a command lives (`"module:attribute"`) and its one line for `--help`."""
+
+    target: str
+    short_help: str
+
+
+class LazyGroup(click.Group):
+    """A `click.Group` whose `lazy_commands` are imported when they are run or asked for help."""
+
+    def __init__(self, *args: Any, lazy_commands: Mapping[str, LazyCommand] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in self.lazy_commands:
+            return super().get_command(ctx, cmd_name)
+        return self.load(cmd_name)
+
+    def load(self, cmd_name: str) -> click.Command:
+        """Import the command `cmd_name` and check that it is one, under that name.
+
+        Raises:
+            TypeError: the table names something that is not a click command of that name.
+        """
+        module_name, _, attribute = self.lazy_commands[cmd_name].target.partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command) or command.name != cmd_name:
+            raise TypeError(f"{module_name}:{attribute} is not the click command {cmd_name!r}")
+        return command
+
+    def help_line(self, ctx: click.Context, cmd_name: str, limit: int = 45) -> str | None:
+        """A command's line in `--help`: from the table when lazy, else from the command; None when hidden."""
+        if cmd_name in self.lazy_commands and cmd_name not in self.commands:
+            return self.lazy_commands[cmd_name].short_help
+        command = super().get_command(ctx, cmd_name)
+        return None if command is None or command.hidden else command.get_short_help_str(limit)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, h) for n in names if (h := self.help_line(ctx, n, limit)) is not None]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        items = [
+            CompletionItem(n, help=h)
+            for n in self.list_commands(ctx)
+            if n.startswith(incomplete) and (h := self.help_line(ctx, n)) is not None
+        ]
+        # The options of the group itself, as click.Command completes them.
+        items.extend(click.Command.shell_complete(self, ctx, incomplete))
+        return items
