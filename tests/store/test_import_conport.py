@@ -200,3 +200,13 @@ def test_a_file_that_is_no_conport_database_is_refused(tmp_path):
 
 def test_a_conport_workspace_directory_names_its_database():
     assert find_database(FIXTURES / "v0.1.9") == fixture_db("v0.1.9")
+
+
+def test_a_parent_chain_deeper_than_pythons_recursion_limit_is_imported(store, tmp_path):
+    source = _copy(tmp_path)
+    with sqlite3.connect(source) as conn:
+        rows = [(f"Step {i}", None if i == 0 else 4 + i) for i in range(1500)]  # ids 5.. each under the one before
+        conn.executemany(ADD_PROGRESS, rows)
+    conn.close()
+    summary = import_conport(store, read_conport(source))
+    assert summary["created"]["progress"] == 4 + 1500 and summary["skipped"][1:] == []

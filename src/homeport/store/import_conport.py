@@ -185,6 +185,15 @@ class _Importer:
         # ConPort (table, id) -> Homeport id, for links and parents.
         self.placed: dict[tuple[str, str], int] = {}
         self.created_decisions: set[int] = set()
+        # The workspace's decisions and progress by what they are matched on (no index has them).
+        self.decisions: dict[str, list[tuple[int, str | None, str | None]]] = {}
+        for d in conn.execute(
+            select(decisions.c.id, decisions.c.summary, decisions.c.rationale, decisions.c.implementation_details)
+        ):
+            self.decisions.setdefault(d.summary, []).append((d.id, d.rationale, d.implementation_details))
+        self.progress: dict[tuple[str, int | None], list[tuple[int, str]]] = {}
+        for p in conn.execute(select(progress.c.id, progress.c.description, progress.c.parent_id, progress.c.status)):
+            self.progress.setdefault((p.description, p.parent_id), []).append((p.id, p.status))
 
     def run(self) -> None:
         kinds: tuple[ContextKind, ...] = ("product", "active")
@@ -238,17 +247,11 @@ class _Importer:
     def _decision(self, row: dict[str, Any]) -> None:
         summary_text = str(row["summary"] or "").strip()
         rationale, details = row.get("rationale"), row.get("implementation_details")
-        same_summary = self.conn.execute(
-            select(decisions.c.id, decisions.c.rationale, decisions.c.implementation_details)
-            .where(decisions.c.summary == summary_text)
-            .order_by(decisions.c.id)
-        ).all()
-        match = next(
-            (d.id for d in same_summary if (d.rationale, d.implementation_details) == (rationale, details)), None
-        )
+        same_summary = self.decisions.setdefault(summary_text, [])
+        match = next((d for d, r, i in same_summary if (r, i) == (rationale, details)), None)
         if match is not None:
             return self._placed("decisions", row, "decision", match, "unchanged")
-        if any(d.id not in self.created_decisions for d in same_summary):
+        if any(d not in self.created_decisions for d, _, _ in same_summary):
             return self._kept("decisions", row, summary_text, "a decision with this summary and other text exists")
         tags = [*_tags(row.get("tags")), SOURCE_TAG]
         written = insert_decision(
@@ -260,65 +263,59 @@ class _Importer:
             created_at=_time(row),
         )
         self.created_decisions.add(int(written["id"]))
+        same_summary.append((int(written["id"]), rationale, details))
         self._placed("decisions", row, "decision", int(written["id"]), "created")
 
     def _progress_tree(self) -> None:
+        """Parents before their children, every entry once; a missing or looping parent is cut (and said)."""
         rows = {str(r["id"]): r for r in self.source.table("progress_entries")}
-        done: set[str] = set()
 
-        def visit(key: str, path: tuple[str, ...]) -> None:
-            if key in done:
-                return
+        def cut(key: str, why: str) -> None:
             row = rows[key]
+            label = f"parent of {row['description']!r}"
+            self.summary.skip(_where("progress_entries", row), label, f"{why}; the entry was imported at the top level")
+
+        parent_of: dict[str, str | None] = {}
+        for key, row in rows.items():
             parent = None if row.get("parent_id") is None else str(row["parent_id"])
             if parent is not None and parent not in rows:
-                self.summary.skip(
-                    _where("progress_entries", row),
-                    f"parent of {row['description']!r}",
-                    f"its parent {parent} is not in the database; the entry was imported at the top level",
-                )
+                cut(key, f"its parent {parent} is not in the database")
                 parent = None
-            elif parent is not None and parent in path:
-                self.summary.skip(
-                    _where("progress_entries", row),
-                    f"parent of {row['description']!r}",
-                    "its parents loop; the entry was imported at the top level",
-                )
-                parent = None
-            parent_id = None
-            if parent is not None:
-                visit(parent, (*path, key))
-                parent_id = self.placed.get(("progress_entries", parent))
-                if parent_id is None:
-                    self.summary.skip(
-                        _where("progress_entries", row),
-                        f"parent of {row['description']!r}",
-                        f"its parent {parent} was not imported; the entry was imported at the top level",
-                    )
-            done.add(key)
+            parent_of[key] = parent
+        order: list[str] = []
+        done: set[str] = set()
+        for start in rows:
+            chain: list[str] = []
+            on_chain: set[str] = set()
+            cursor: str | None = start
+            while cursor is not None and cursor not in done and cursor not in on_chain:
+                chain.append(cursor)
+                on_chain.add(cursor)
+                cursor = parent_of[cursor]
+            if cursor is not None and cursor in on_chain:  # the link that closes a loop is cut
+                cut(chain[-1], "its parents loop")
+                parent_of[chain[-1]] = None
+            done.update(chain)
+            order.extend(reversed(chain))
+        for key in order:
+            row, parent = rows[key], parent_of[key]
+            parent_id = None if parent is None else self.placed.get(("progress_entries", parent))
+            if parent is not None and parent_id is None:
+                cut(key, f"its parent {parent} was not imported")
             with self.summary.too_large_skipped(_where("progress_entries", row), str(row["description"])):
                 self._progress(row, parent_id)
             self.summary.step()
 
-        for key in rows:
-            visit(key, (key,))
-
     def _progress(self, row: dict[str, Any], parent_id: int | None) -> None:
         description, status = str(row["description"] or "").strip(), str(row["status"] or "").strip()
-        same = self.conn.execute(
-            select(progress.c.id, progress.c.status)
-            .where(progress.c.description == description)
-            .where(progress.c.parent_id.is_(None) if parent_id is None else progress.c.parent_id == parent_id)
-            .order_by(progress.c.id)
-        ).all()
-        match = next((p.id for p in same if p.status == status), None)
+        same = self.progress.setdefault((description, parent_id), [])
+        match = next((p for p, s in same if s == status), None)
         if match is not None:
             return self._placed("progress_entries", row, "progress", match, "unchanged")
         if same:
-            return self._kept(
-                "progress_entries", row, description, f"an entry with this description is {same[0].status}"
-            )
+            return self._kept("progress_entries", row, description, f"an entry with this description is {same[0][1]}")
         written = insert_progress(self.conn, status, description, parent_id=parent_id, created_at=_time(row))
+        same.append((int(written["id"]), status))
         self._placed("progress_entries", row, "progress", int(written["id"]), "created")
 
     def _pattern(self, row: dict[str, Any]) -> None:
