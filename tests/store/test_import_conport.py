@@ -10,6 +10,7 @@ import pytest
 
 from homeport.errors import InvalidItemError
 from homeport.store import Store
+from homeport.store._importing import MAX_LISTED
 from homeport.store.contexts import get_context, get_history
 from homeport.store.custom_data import get_custom_data, log_custom_data
 from homeport.store.decisions import get_decisions
@@ -210,3 +211,16 @@ def test_a_parent_chain_deeper_than_pythons_recursion_limit_is_imported(store, t
     conn.close()
     summary = import_conport(store, read_conport(source))
     assert summary["created"]["progress"] == 4 + 1500 and summary["skipped"][1:] == []
+
+
+def test_a_large_source_names_the_first_items_and_counts_them_all(store, tmp_path):
+    source = _copy(tmp_path)
+    with sqlite3.connect(source) as conn:
+        conn.executemany(ADD_PROGRESS, [(f"Task {i}", None) for i in range(MAX_LISTED)])
+    conn.close()
+    seen: list[tuple[int, int]] = []
+    summary = import_conport(store, read_conport(source), progress=lambda done, total: seen.append((done, total)))
+    assert summary["created"]["progress"] == 4 + MAX_LISTED
+    assert len(summary["items"]) == MAX_LISTED
+    assert summary["items_left_off"] == sum(summary["created"].values()) - MAX_LISTED
+    assert seen[-1] == (len(seen), read_conport(source).total())

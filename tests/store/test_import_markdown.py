@@ -147,8 +147,12 @@ def test_every_non_blank_line_lands_in_exactly_one_section(lines):
     non_blank = {n for n, line in enumerate(text.splitlines(), start=1) if line.strip()}
     assert len(held) == len(set(held))  # no line in two sections
     assert non_blank <= set(held)  # every non-blank line in one
+    source = text.splitlines()
     for s in sections:
         assert s.line in s.lines and (s.path or s.text)
+        for n in s.lines:  # its text is in the item: in the body, or a heading of its path
+            line = source[n - 1].strip()
+            assert not line or line in s.text or any(title in line for title in s.path), (n, line)
         is_rule(s, "CLAUDE.md")
 
 

@@ -78,7 +78,8 @@ def read_conport(path: Path) -> ConPortDatabase:
     """
     source = ConPortDatabase(path)
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        # Read-only (`mode=ro`): never a write, a journal or a new empty file; ConPort may be running.
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error as exc:
         raise InvalidItemError(f"cannot open {path}: {exc}; pass ConPort's context_portal/context.db") from None
     try:

@@ -17,10 +17,12 @@ from sqlalchemy import Connection
 from homeport.errors import ValueTooLargeError
 from homeport.store.database import Store
 
-__all__ = ["CREATED_TYPES", "Progress", "Summary", "import_transaction"]
+__all__ = ["CREATED_TYPES", "MAX_LISTED", "Progress", "Summary", "import_transaction"]
 
 # (done, total): called as rows are written, so the shell can draw a progress bar on large sources.
 Progress = Callable[[int, int], None]
+# Items named one by one in the summary; the counts always cover all of them.
+MAX_LISTED = 200
 CREATED_TYPES = ("product_context", "active_context", "decision", "progress", "system_pattern", "custom_data", "link")
 
 
@@ -53,7 +55,14 @@ class Summary:
             self.data["created"][item_type] += 1
         else:
             self.data[action] += 1
-        self.data["items"].append({"type": item_type, "action": action, **item})
+        self.listed(item_type, action, item)
+
+    def listed(self, item_type: str, action: str, item: dict[str, Any]) -> None:
+        """Name the item in `items`; past MAX_LISTED only counted, so a large source's result stays small."""
+        if len(self.data["items"]) < MAX_LISTED:
+            self.data["items"].append({"type": item_type, "action": action, **item})
+        else:
+            self.data["items_left_off"] = self.data.get("items_left_off", 0) + 1
 
     def step(self) -> None:
         self._done += 1

@@ -43,7 +43,7 @@ class Section:
 
     @property
     def text(self) -> str:
-        return "\n".join(self.body).strip("\n")
+        return "\n".join(self.body).strip()
 
 
 def split_sections(text: str) -> list[Section]:

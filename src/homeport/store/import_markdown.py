@@ -232,7 +232,7 @@ def _count(summary: Summary, item: Item, item_id: int, action: str) -> None:
     details = {"id": item_id, "name": item.name, "source": item.source}
     if action == "moved":
         summary.data["moved"] += 1
-        summary.data["items"].append({"type": item.item_type, "action": action, **details})
+        summary.listed(item.item_type, action, details)
     else:
         summary.count(item.item_type, action, details)
 
