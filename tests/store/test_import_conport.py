@@ -224,3 +224,17 @@ def test_a_large_source_names_the_first_items_and_counts_them_all(store, tmp_pat
     assert len(summary["items"]) == MAX_LISTED
     assert summary["items_left_off"] == sum(summary["created"].values()) - MAX_LISTED
     assert seen[-1] == (len(seen), read_conport(source).total())
+
+
+def test_a_row_the_store_refuses_is_undone_and_skipped_and_the_rest_imported(store, tmp_path):
+    source = _copy(tmp_path)
+    with sqlite3.connect(source) as conn:
+        # the store refuses this tag only after the decision row is written: the savepoint undoes it
+        conn.execute("UPDATE decisions SET tags = ? WHERE id = 2", ('["ok", "bad\\u001ftag"]',))
+        conn.execute("UPDATE progress_entries SET status = '  ' WHERE id = 4")
+    conn.close()
+    summary = import_conport(store, read_conport(source))
+    reasons = {s["where"]: s["reason"] for s in summary["skipped"]}
+    assert "U+001F" in reasons["decisions 2"] and "status is empty" in reasons["progress_entries 4"]
+    assert [d["summary"] for d in get_decisions(store)] == ["Use Stripe for payments"]
+    assert summary["created"]["decision"] == 1 and summary["created"]["progress"] == 3

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from homeport.errors import ValueTooLargeError
+from homeport.errors import InvalidItemError
 from homeport.store.database import Store
 
 __all__ = ["CREATED_TYPES", "MAX_LISTED", "Progress", "Summary", "import_transaction"]
@@ -70,12 +70,17 @@ class Summary:
             self._progress(self._done, self._total)
 
     @contextmanager
-    def too_large_skipped(self, where: str, item: str) -> Iterator[None]:
-        """An item over a size cap is skipped with the cap's message; the writers check before they write."""
+    def item(self, conn: Connection, where: str, item: str) -> Iterator[None]:
+        """Write one item in a savepoint: one the store refuses (too large, empty, a bad tag) is undone and
+        listed in `skipped` with the store's reason, and the rest of the import goes on."""
+        conn.exec_driver_sql("SAVEPOINT import_item")
         try:
             yield
-        except ValueTooLargeError as exc:
+        except InvalidItemError as exc:
+            conn.exec_driver_sql("ROLLBACK TO SAVEPOINT import_item")
             self.skip(where, item, str(exc))
+        finally:
+            conn.exec_driver_sql("RELEASE SAVEPOINT import_item")
 
 
 def import_transaction(store: Store, summary: Summary, body: Callable[[Connection], None]) -> dict[str, Any]:

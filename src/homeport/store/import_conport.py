@@ -102,7 +102,7 @@ class _Importer:
         self, table: str, write: Callable[[dict[str, Any]], None], label: Callable[[dict[str, Any]], str]
     ) -> None:
         for row in self.source.table(table):
-            with self.summary.too_large_skipped(_where(table, row), label(row)):
+            with self.summary.item(self.conn, _where(table, row), label(row)):
                 write(row)
             self.summary.step()
 
@@ -130,7 +130,7 @@ class _Importer:
                 f"update_{table}(patch=...))",
             )
             return
-        with self.summary.too_large_skipped(table, f"the {kind} context"):
+        with self.summary.item(self.conn, table, f"the {kind} context"):
             for document, changed_at in versions:
                 write_context(self.conn, kind, document, changed_at=changed_at)
             self.summary.count(table, "created", {"id": 1, "versions": len(versions)})
@@ -195,7 +195,7 @@ class _Importer:
             parent_id = None if parent is None else self.placed.get(("progress_entries", parent))
             if parent is not None and parent_id is None:
                 cut(key, f"its parent {parent} was not imported")
-            with self.summary.too_large_skipped(_where("progress_entries", row), str(row["description"])):
+            with self.summary.item(self.conn, _where("progress_entries", row), str(row["description"])):
                 self._progress(row, parent_id)
             self.summary.step()
 

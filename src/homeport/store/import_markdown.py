@@ -168,7 +168,7 @@ def import_instructions(
 
     def body(conn: Connection) -> None:
         for item in found.items:
-            with summary.too_large_skipped(item.source, item.name):
+            with summary.item(conn, item.source, item.name):
                 if item.item_type == "system_pattern":
                     _pattern(conn, item, summary)
                 else:
