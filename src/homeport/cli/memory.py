@@ -39,6 +39,7 @@ class ToolCall:
         self.settings = settings
         self.as_json = as_json
         self.allow_secrets = allow_secrets
+        self.progress: Callable[[int, int], None] | None = None  # (done, total) from long tools (import_from)
 
     @property
     def cwd(self) -> Path:
@@ -66,7 +67,7 @@ class ToolCall:
             arguments["allow_secrets"] = True
         runtime = build_runtime(self.settings)
         try:
-            request = LocalRequest(agent=self.settings.agent)
+            request = LocalRequest(agent=self.settings.agent, progress=self.progress)
             inputs = request.inputs(None)
             if confirm is not None:
                 confirm(runtime.resolve(inputs, write=spec.write))

@@ -19,6 +19,7 @@ into their own kind of answer in one place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -78,6 +79,8 @@ class LocalRequest:
     principal: str = "local"
     agent: str | None = None
     forwarded: bool = False
+    # (done, total) from a long tool (import_from), for the shell's progress bar.
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
     def inputs(self, argument: str | None) -> CallInputs:
         return CallInputs(principal=self.principal, argument=argument)
