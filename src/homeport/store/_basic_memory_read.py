@@ -230,7 +230,7 @@ def _parse_body(note: Note, body: str, first_line: int) -> str:
                 continue
             if line.strip().casefold() in _SECTION_HEADINGS:
                 continue
-            if not kept and line.strip() == f"# {note.title}":  # a title heading repeats the title
+            if not "".join(kept).strip() and line.strip() == f"# {note.title}":  # a title heading repeats the title
                 continue
         kept.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
