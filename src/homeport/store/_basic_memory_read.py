@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from homeport.errors import InvalidItemError
 
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTES", "Note", "Observation", "Project", "Relation", "read_project"]
@@ -147,7 +145,7 @@ def read_project(path: Path, *, within: Path | None = None) -> Project:
 
 
 def _find(root: Path) -> list[Path]:
-    hits = []
+    hits: list[Path] = []
     for directory, subdirs, names in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]  # .obsidian, .git, basic-memory's own
         hits.extend(Path(directory) / n for n in names if n.endswith(".md") and not n.startswith("."))
@@ -198,6 +196,8 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
         raise ValueError("its front matter has no closing --- line")
+    import yaml  # here, not at the top: starting the server must not load it
+
     try:
         front = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:

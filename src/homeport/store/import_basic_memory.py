@@ -126,9 +126,8 @@ class _Importer:
         ).first()
         if existing is not None:
             if load_json(existing.value) != value:
-                return self._kept(
-                    note.path, f"{category}: {note.permalink}", "custom data under this key has another value"
-                )
+                self._kept(note.path, f"{category}: {note.permalink}", "custom data under this key has another value")
+                return None
             return self._placed("custom_data", existing.id, "unchanged", note.permalink)
         written = upsert_custom_data(self.conn, category, note.permalink, value)
         return self._placed("custom_data", int(written["id"]), "created", note.permalink)
@@ -157,7 +156,8 @@ class _Importer:
         ).first()
         if existing is not None:
             if existing.description != description:
-                return self._kept(where, observation.text, "a system pattern of this name has other text")
+                self._kept(where, observation.text, "a system pattern of this name has other text")
+                return None
             return self._placed("system_pattern", existing.id, "unchanged", permalink)
         written = upsert_system_pattern(self.conn, observation.text, description, tags=tags)
         return self._placed("system_pattern", int(written["id"]), "created", permalink)
@@ -174,7 +174,8 @@ class _Importer:
         if match is not None:
             return self._placed("decision", match, "unchanged", permalink)
         if same:
-            return self._kept(where, summary_text, "a decision with this summary and other text exists")
+            self._kept(where, summary_text, "a decision with this summary and other text exists")
+            return None
         written = insert_decision(self.conn, summary_text, rationale=rationale, tags=tags)
         return self._placed("decision", int(written["id"]), "created", permalink)
 
