@@ -175,3 +175,9 @@ _TAG = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 def test_an_observation_reads_back_as_it_was_written(category, text, tags, context):
     written = Observation(category, text, tags, context, 1)
     assert _observation(written.as_line(), 1) == written
+
+
+def test_progress_counts_up_to_the_total_it_announced(store):
+    calls: list[tuple[int, int]] = []
+    import_basic_memory(store, read_project(SHOP), progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1][0] == calls[-1][1] == len(calls)

@@ -111,6 +111,7 @@ class Project:
         return {
             n.path: {
                 "title": n.title,
+                "permalink": n.permalink,
                 "tags": n.tags,
                 "text": n.text,
                 "observations": [o.as_line() for o in n.observations],
@@ -118,9 +119,6 @@ class Project:
             }
             for n in self.notes
         }
-
-    def total(self) -> int:
-        return sum(1 + len(n.observations) + len(n.relations) for n in self.notes)
 
 
 def read_project(path: Path, *, within: Path | None = None) -> Project:

@@ -51,7 +51,8 @@ def import_basic_memory(
     store: Store, project: Project, *, dry_run: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Write the project's notes into the store in one transaction (rolled back when `dry_run`)."""
-    summary = Summary(KIND, project.path, dry_run=dry_run, progress=progress, total=project.total())
+    total = sum(1 + len(n.relations) + sum(item_type_of(o) is not None for o in n.observations) for n in project.notes)
+    summary = Summary(KIND, project.path, dry_run=dry_run, progress=progress, total=total)
     summary.data["skipped"].extend(project.skipped)
 
     def body(conn: Connection) -> None:
