@@ -105,7 +105,9 @@ def test_an_edited_note_leaves_the_imported_items_as_they_are(store, tmp_path):
     shutil.copytree(SHOP, edited)
     ana = edited / "people" / "Ana Ruiz.md"
     ana.write_text(ana.read_text().replace("leads the backend team", "moved to data"))
-    summary = import_basic_memory(store, read_project(edited))
+    calls: list[tuple[int, int]] = []
+    summary = import_basic_memory(store, read_project(edited), progress=lambda *call: calls.append(call))
+    assert calls[-1][0] == calls[-1][1]
     assert sum(summary["created"].values()) == 0
     kept = [s for s in summary["skipped"] if s["where"] == "people/Ana Ruiz.md"]
     assert len(kept) == 1 and "left as it is" in kept[0]["reason"]

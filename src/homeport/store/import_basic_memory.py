@@ -79,11 +79,11 @@ class _Importer:
         self.not_placed: set[str] = set()  # notes read but skipped
 
     def run(self, project: Project) -> None:
-        notes: list[tuple[Note, Placed]] = []
+        notes: list[tuple[Note, Placed | None]] = []
         for note in project.notes:
             placed = self._note(note)
+            notes.append((note, placed))
             if placed is not None:
-                notes.append((note, placed))
                 for name in note.names():
                     self.by_name.setdefault(name, placed)
             else:
@@ -91,11 +91,12 @@ class _Importer:
             for observation in note.observations:
                 if item_type_of(observation) is not None:
                     self._observation(note, observation, placed)
-        for note, placed in notes:
+        for note, placed in notes:  # once every note is placed, so a relation may point forward
             for relation in note.relations:
-                label = f"{note.title} {relation.relation_type} {relation.target}"
-                with self.summary.item(self.conn, f"{note.path}:{relation.line}", label):
-                    self._relation(note, placed, relation.relation_type, relation.target, relation.line)
+                if placed is not None:  # a skipped note's relations go with it
+                    label = f"{note.title} {relation.relation_type} {relation.target}"
+                    with self.summary.item(self.conn, f"{note.path}:{relation.line}", label):
+                        self._relation(note, placed, relation.relation_type, relation.target, relation.line)
                 self.summary.step()
 
     # -- notes ------------------------------------------------------------------------------------
