@@ -239,7 +239,7 @@ def _observation(line: str, number: int) -> Observation | None:
     if match is None:
         return None
     category = match["category"].strip()
-    if category.casefold() in ("", "x"):  # a task list checkbox, not an observation
+    if category.casefold() in ("", "x", "-"):  # a task list checkbox, not an observation
         return None
     rest = match["rest"]
     context = None
