@@ -33,7 +33,7 @@ _NOUNS = {
 
 
 @click.command("import-from")
-@click.argument("kind", type=click.Choice(["memory-jsonl", "conport", "markdown"]))
+@click.argument("kind", type=click.Choice(["memory-jsonl", "conport", "markdown", "basic-memory"]))
 @click.argument("source", type=click.Path())
 @click.option("--dry-run", is_flag=True, help="Show what would be imported and skipped; change nothing.")
 @allow_secrets_option
@@ -53,10 +53,16 @@ def import_from(call: ToolCall, kind: str, source: str, dry_run: bool) -> None:
     rest as custom data ProjectInstructions, each with its source file:line. Run it again after
     editing the file: changed sections are updated.
 
+    KIND basic-memory is a basic-memory project directory: notes of type decision (or in
+    decisions/) become decisions, [decision] observations decisions, [pattern] and [convention]
+    observations system patterns, other notes custom data by folder (key: the permalink);
+    relations become links.
+
     \b
     Example: homeport import-from memory-jsonl ~/.local/share/mcp-memory/memory.jsonl --dry-run
     Example: homeport import-from conport ~/code/shop
     Example: homeport import-from markdown .
+    Example: homeport import-from basic-memory ~/basic-memory --dry-run
     """
     path = call.cwd / Path(source).expanduser()  # relative to the shell's directory; ~ as the shell would
     with _progress_bar() as call.progress:

@@ -15,6 +15,7 @@ from homeport.server.pipeline import Call, LocalRequest
 from homeport.server.tools import knowledge  # noqa: F401  (listed after the memory tools it imports into)
 from homeport.store import Store
 from homeport.store._importing import Progress
+from homeport.store.import_basic_memory import import_basic_memory, read_project
 from homeport.store.import_conport import find_database, import_conport, read_conport
 from homeport.store.import_markdown import import_instructions, read_instructions
 from homeport.store.import_memory_jsonl import import_graph, read_graph
@@ -32,6 +33,9 @@ __all__: list[str] = []
     "(contexts with history, decisions, progress, patterns, custom data, links). kind=markdown: CLAUDE.md, "
     "AGENTS.md, .cursorrules, .github/copilot-instructions.md or a directory holding them; one item per "
     "heading (rules -> system patterns, the rest -> custom data ProjectInstructions) with its source file:line. "
+    "kind=basic-memory: a basic-memory project directory (decision notes -> decisions, [decision] observations "
+    "-> decisions, [pattern]/[convention] -> system patterns, other notes -> custom data by folder, "
+    "relations -> links). "
     "Running it again adds nothing (markdown: updates changed sections). Returns created, updated, unchanged "
     "and skipped (where, why); dry_run=true changes nothing.",
     write=True,
@@ -40,7 +44,7 @@ __all__: list[str] = []
 )
 def import_from(
     call: Call,
-    kind: Literal["memory-jsonl", "conport", "markdown"],
+    kind: Literal["memory-jsonl", "conport", "markdown", "basic-memory"],
     source: Annotated[
         str,
         Field(description="The file or directory, inside the workspace (absolute, or relative to its root)."),
@@ -101,10 +105,19 @@ def _markdown(call: Call, path: Path) -> tuple[Any, Run]:
     )
 
 
+def _basic_memory(call: Call, path: Path) -> tuple[Any, Run]:
+    local = isinstance(call.request, LocalRequest)
+    project = read_project(path, within=None if local else call.root)
+    return project.texts(), lambda store, dry_run, progress: import_basic_memory(
+        store, project, dry_run=dry_run, progress=progress
+    )
+
+
 _READERS: dict[str, Callable[[Call, Path], tuple[Any, Run]]] = {
     "memory-jsonl": _memory_jsonl,
     "conport": _conport,
     "markdown": _markdown,
+    "basic-memory": _basic_memory,
 }
 
 
