@@ -34,3 +34,23 @@ def test_the_tool_list_size_table_is_what_the_bench_script_measures():
     for group in TOOL_GROUPS:
         measured[group] = anyio.run(bench.size_of, (group,))
     assert rows == measured
+
+
+def _readme_commands() -> list[str]:
+    """The two commands of the README's first code block, without their comments."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines()]
+
+
+def test_the_readme_opens_with_an_install_and_serve_line_then_a_test_line_that_ci_runs_verbatim():
+    serve, test = _readme_commands()
+    assert "serve" in serve and "pytest" in test
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()
+    assert ci[-1] == test
+
+
+def test_the_readme_first_lines_never_install_into_the_system_python():
+    # Debian and Ubuntu refuse `pip install` outside a venv (externally-managed-environment).
+    for command in _readme_commands():
+        assert command.startswith("python3 -m venv .venv && .venv/bin/pip install "), command

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,10 +142,16 @@ def serve(
     Ctrl-C or SIGTERM stops it after the calls in flight have finished (at most 5 s).
     """
     # The server stack loads when it is started, not for `homeport serve --help`.
+    from mcp import MCPDeprecationWarning
+
     from homeport.server import build_http_app, build_runtime, build_server
     from homeport.server.http_exposure import check_exposure, parse_public_url
     from homeport.server.http_run import bind, run_http
     from homeport.server.stdio import describe_default_workspace, serve_stdio
+
+    # Homeport asks 2025-era clients for their roots on purpose; the SDK's deprecation notice for that
+    # capability (SEP-2577) would otherwise land in the user's editor log on every call that reads them.
+    warnings.filterwarnings("ignore", message="The roots capability is deprecated", category=MCPDeprecationWarning)
 
     if not use_http and (auth or public_urls or insecure_no_auth):
         raise click.UsageError(
