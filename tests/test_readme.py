@@ -36,6 +36,17 @@ def test_the_tool_list_size_table_is_what_the_bench_script_measures():
     assert rows == measured
 
 
+def test_the_readme_names_exactly_the_tools_that_take_no_workspace():
+    from homeport.server import tools  # noqa: F401  (declares every tool)
+    from homeport.server.catalog import CATALOG
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = readme.split("These take no `workspace`", 1)[1].split("(", 1)[0]
+    named = set(re.findall(r"`(\w+)`", sentence))
+    declared = {spec.name for spec in CATALOG.in_groups(CATALOG.groups()) if not spec.takes_workspace}
+    assert named == declared
+
+
 def _readme_commands() -> list[str]:
     """The two commands of the README's first code block, without their comments."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
