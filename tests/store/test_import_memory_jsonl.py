@@ -133,3 +133,11 @@ def test_any_graph_imported_twice_adds_nothing_the_second_time(tmp_path_factory,
     finally:
         store.close()
     assert sum(again["created"].values()) == 0 and again["updated"] == 0
+
+
+def test_progress_counts_every_entity_and_relation_up_to_the_total(store):
+    graph = read_graph(SHOP)
+    seen: list[tuple[int, int]] = []
+    import_graph(store, graph, progress=lambda done, total: seen.append((done, total)))
+    total = len(graph.entities) + len(graph.relations)
+    assert seen == [(n, total) for n in range(1, total + 1)]

@@ -32,6 +32,7 @@ from sqlalchemy import Connection, select
 
 from homeport.errors import InvalidItemError
 from homeport.store._common import load_json
+from homeport.store._importing import Progress
 from homeport.store.custom_data import upsert_custom_data
 from homeport.store.database import Store
 from homeport.store.decisions import insert_decision
@@ -135,8 +136,22 @@ class _DryRun(Exception):
     pass
 
 
-def import_graph(store: Store, graph: KnowledgeGraph, *, dry_run: bool = False) -> dict[str, Any]:
-    """Write the graph into the store in one transaction (rolled back when `dry_run`); returns the summary."""
+def import_graph(
+    store: Store, graph: KnowledgeGraph, *, dry_run: bool = False, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Write the graph into the store in one transaction (rolled back when `dry_run`); returns the summary.
+
+    `progress(done, total)` is called after each entity and each relation.
+    """
+    total = len(graph.entities) + len(graph.relations)
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     summary: dict[str, Any] = {
         "source": str(graph.path),
         "kind": "memory-jsonl",
@@ -149,8 +164,13 @@ def import_graph(store: Store, graph: KnowledgeGraph, *, dry_run: bool = False) 
     }
     try:
         with store.write() as conn:
-            placed = dict(_import_entities(conn, graph, summary))
-            _import_relations(conn, graph, placed, summary)
+            placed: dict[str, tuple[str, int]] = {}
+            for name, item in _import_entities(conn, graph, summary):
+                placed[name] = item
+                step()
+            for relation in graph.relations:
+                _import_relation(conn, relation, placed, summary)
+                step()
             if dry_run:
                 raise _DryRun
     except _DryRun:
@@ -229,22 +249,21 @@ def _custom_data(conn: Connection, entity: Entity) -> tuple[int, str]:
     return existing.id, "updated"
 
 
-def _import_relations(
-    conn: Connection, graph: KnowledgeGraph, placed: dict[str, tuple[str, int]], summary: dict[str, Any]
+def _import_relation(
+    conn: Connection, relation: Relation, placed: dict[str, tuple[str, int]], summary: dict[str, Any]
 ) -> None:
-    for relation in graph.relations:
-        label = f"{relation.source} {relation.relationship} {relation.target}"
-        unknown = [name for name in (relation.source, relation.target) if name not in placed]
-        if unknown:
-            reason = f"the file has no entity {', '.join(repr(n) for n in unknown)}"
-            summary["skipped"].append({"line": relation.line, "item": label, "reason": reason})
-            continue
-        (source_type, source_id), (target_type, target_id) = placed[relation.source], placed[relation.target]
-        if (source_type, source_id) == (target_type, target_id):
-            summary["skipped"].append({"line": relation.line, "item": label, "reason": "an entity linked to itself"})
-            continue
-        link = insert_link(conn, source_type, source_id, target_type, target_id, relation.relationship)
-        if link["created"]:
-            summary["created"]["link"] += 1
-        else:
-            summary["unchanged"] += 1
+    label = f"{relation.source} {relation.relationship} {relation.target}"
+    unknown = [name for name in (relation.source, relation.target) if name not in placed]
+    if unknown:
+        reason = f"the file has no entity {', '.join(repr(n) for n in unknown)}"
+        summary["skipped"].append({"line": relation.line, "item": label, "reason": reason})
+        return
+    (source_type, source_id), (target_type, target_id) = placed[relation.source], placed[relation.target]
+    if (source_type, source_id) == (target_type, target_id):
+        summary["skipped"].append({"line": relation.line, "item": label, "reason": "an entity linked to itself"})
+        return
+    link = insert_link(conn, source_type, source_id, target_type, target_id, relation.relationship)
+    if link["created"]:
+        summary["created"]["link"] += 1
+    else:
+        summary["unchanged"] += 1

@@ -79,7 +79,9 @@ def _memory_jsonl(call: Call, path: Path) -> tuple[Any, Run]:
     if not path.is_file():
         raise InvalidItemError(f"{path} is not a file; pass the memory server's memory.jsonl")
     graph = read_graph(path)
-    return graph.texts(), lambda store, dry_run, _progress: import_graph(store, graph, dry_run=dry_run)
+    return graph.texts(), lambda store, dry_run, progress: import_graph(
+        store, graph, dry_run=dry_run, progress=progress
+    )
 
 
 def _conport(call: Call, path: Path) -> tuple[Any, Run]:
