@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import platformdirs
@@ -14,6 +14,9 @@ import platformdirs
 from homeport.errors import HomeportError
 from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
+
+if TYPE_CHECKING:
+    from homeport.workspace import Workspace
 
 __all__ = [
     "CLI_WORDS",
@@ -25,6 +28,7 @@ __all__ = [
     "serve_settings",
     "shell_path",
     "tools_option",
+    "workspace_from_here",
     "workspace_options",
 ]
 
@@ -149,6 +153,26 @@ def serve_settings(
         environ=dict(os.environ),
         state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
     )
+
+
+def workspace_from_here() -> Workspace:
+    """The workspace a stdio call from this shell would get (HOMEPORT_WORKSPACE, client hints, the
+    current directory), by the server's own resolver: what `homeport context` in a hook, `hooks
+    install --scope project` and `doctor` must agree on.
+
+    Raises:
+        WorkspaceError: nothing here names a workspace, or the one named is refused.
+    """
+    from homeport.server.resolution import build_resolver
+    from homeport.workspace import CallInputs
+
+    settings = serve_settings(
+        transport="stdio",
+        workspace=os.environ.get("HOMEPORT_WORKSPACE"),
+        allow_roots=(),
+        require_explicit_workspace=False,
+    )
+    return build_resolver(settings).resolve(CallInputs(), write=False).workspace
 
 
 def _tool_groups(spec: str | None) -> tuple[str, ...]:

@@ -130,24 +130,11 @@ def _same_file(a: str, b: str) -> bool:
 
 def workspace_check() -> tuple[Path | None, Check]:
     """The workspace a stdio call from here would use, as `homeport where` finds it."""
-    from homeport.cli._compose import serve_settings
+    from homeport.cli._compose import workspace_from_here
     from homeport.errors import HomeportError
-    from homeport.server import build_runtime
-    from homeport.workspace import CallInputs
 
     try:
-        runtime = build_runtime(
-            serve_settings(
-                transport="stdio",
-                workspace=os.environ.get("HOMEPORT_WORKSPACE"),
-                allow_roots=(),
-                require_explicit_workspace=False,
-            )
-        )
-        try:
-            ws = runtime.resolve(CallInputs(), write=False)
-        finally:
-            runtime.close()
+        ws = workspace_from_here()
     except HomeportError as exc:
         return None, Check(
             "workspace", "fail", exc.message, "run from inside a project, or set HOMEPORT_WORKSPACE to one"

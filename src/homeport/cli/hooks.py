@@ -171,22 +171,9 @@ def _settings_path(scope: str) -> Path:
 
 def _project_root() -> Path:
     """The project a hook started from here would serve: the stdio resolver's answer, as `homeport where`."""
-    from homeport.cli._compose import serve_settings
-    from homeport.server import build_runtime
-    from homeport.workspace import CallInputs
+    from homeport.cli._compose import workspace_from_here
 
-    runtime = build_runtime(
-        serve_settings(
-            transport="stdio",
-            workspace=os.environ.get("HOMEPORT_WORKSPACE"),
-            allow_roots=(),
-            require_explicit_workspace=False,
-        )
-    )
-    try:
-        return runtime.resolve(CallInputs(), write=False).root
-    finally:
-        runtime.close()
+    return workspace_from_here().root
 
 
 def _read_settings(path: Path) -> tuple[Settings, str | None]:

@@ -6,8 +6,9 @@ SDK, Starlette and the tool models, so that a CLI command loads only what it run
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from homeport._lazy import lazy_names
 
 if TYPE_CHECKING:
     from homeport.server.app import TOOL_GROUPS, build_http_app, build_server, parse_tool_groups
@@ -35,13 +36,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _HOME[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOME, __all__)

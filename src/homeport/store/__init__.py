@@ -5,8 +5,9 @@ Names load on first use (PEP 562): `homeport.store.location` alone does not load
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from homeport._lazy import lazy_names
 
 if TYPE_CHECKING:
     from homeport.store.cache import StoreCache
@@ -23,13 +24,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _HOME[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOME, __all__)
