@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import socket
 import sqlite3
@@ -230,6 +231,9 @@ def test_a_token_file_that_breaks_while_serving_fails_closed_with_401_and_one_lo
     assert healed.status_code == 200
     assert log.count("refusing every bearer token") == 1
     assert "Traceback" not in log
+    # A log that is not a terminal gets plain lines a person can grep: level, logger, the whole message.
+    line = next(line for line in log.splitlines() if "refusing every bearer token" in line)
+    assert re.search(r"ERROR homeport\.auth: refusing every bearer token: .*tokens\.json", line), line
 
 
 def _mint_over(data: Path, token: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import warnings
 from pathlib import Path
@@ -152,6 +153,13 @@ def serve(
     # Homeport asks 2025-era clients for their roots on purpose; the SDK's deprecation notice for that
     # capability (SEP-2577) would otherwise land in the user's editor log on every call that reads them.
     warnings.filterwarnings("ignore", message="The roots capability is deprecated", category=MCPDeprecationWarning)
+    if not sys.stderr.isatty():
+        # Editors and service managers keep stderr in a file. The SDK logs through Rich, which wraps
+        # each message (and boxes tracebacks) to a narrow width there; plain lines stay whole and
+        # greppable. The SDK only sets up logging when nothing has yet, so this comes first.
+        logging.basicConfig(
+            level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+        )
 
     if not use_http and (auth or public_urls or insecure_no_auth):
         raise click.UsageError(
