@@ -29,6 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from homeport.errors import OwnerUnavailableError, RegistryError
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
+from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
     from homeport.server.catalog import ToolSpec
@@ -199,9 +200,13 @@ async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
 
     headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
+    url, transport = owner.endpoint + "/mcp", None
+    if owner.endpoint.startswith(UNIX_SCHEME):
+        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
+        url, transport = "http://localhost/mcp", httpx2.AsyncHTTPTransport(uds=owner.endpoint[len(UNIX_SCHEME) :])
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-        Client(streamable_http_client(owner.endpoint + "/mcp", http_client=http)) as client,
+        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client
 
