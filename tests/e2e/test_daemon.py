@@ -135,3 +135,17 @@ async def test_a_stdio_server_forwards_to_the_daemon_and_serves_locally_after_it
         assert [d["summary"] for d in after["decisions"]] == ["via daemon"]
         where = ok(await client.call_tool("where_am_i", {"workspace": root}))
         assert where["served_by"]["process"] == "this"
+
+
+async def test_a_stdio_server_started_with_no_daemon_serves_locally_while_the_daemon_runs(setup) -> None:
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    args = ("--allow-root", str(base), "--no-daemon")
+    async with stdio_client(cwd=base, mode="auto", args=args, env=env) as client:
+        root = str(project)
+        written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "here"}))
+        assert written["workspace"]["source"] == "argument"
+        where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+        assert where["served_by"]["process"] == "this"
+    assert daemon_status(state, base)[1]["calls"] == 0

@@ -52,8 +52,9 @@ def forwards(spec: ToolSpec) -> bool:
 
 
 class Forwarder:
-    def __init__(self, registry: InstanceRegistry) -> None:
+    def __init__(self, registry: InstanceRegistry, *, use_daemon: bool = True) -> None:
         self.registry = registry
+        self.use_daemon = use_daemon  # False: the daemon (an owner at a unix: endpoint) is not forwarded to
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
@@ -97,6 +98,9 @@ class Forwarder:
         seen = (st.st_mtime_ns, st.st_size)
         if seen != self._seen:
             state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
+            if not self.use_daemon:
+                owners = {r: o for r, o in state.owners.items() if not o.endpoint.startswith(UNIX_SCHEME)}
+                state = RegistryState(owners, state.ports)
             with self._lock:
                 self._state = state
                 # Read after pruning: a prune rewrote the file, and that version is the one we hold.

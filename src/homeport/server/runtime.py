@@ -87,7 +87,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
         access=WorkspaceAccess(directory, auth=settings.auth),
-        forwarder=Forwarder(InstanceRegistry(settings.state_dir)) if settings.state_dir else None,
+        forwarder=(
+            Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
+            if settings.state_dir
+            else None
+        ),
     )
 
 
