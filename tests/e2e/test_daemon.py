@@ -149,3 +149,25 @@ async def test_a_stdio_server_started_with_no_daemon_serves_locally_while_the_da
         where = ok(await client.call_tool("where_am_i", {"workspace": root}))
         assert where["served_by"]["process"] == "this"
     assert daemon_status(state, base)[1]["calls"] == 0
+
+
+async def test_the_daemon_has_no_current_workspace_each_request_names_its_own(setup) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    state, base, project = setup
+    other = make_project(base / "other")
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=project).returncode == 0
+    transport = httpx2.AsyncHTTPTransport(uds=str(state / "daemon" / "homeport.sock"))
+    async with (
+        httpx2.AsyncClient(transport=transport, timeout=30) as http,
+        Client(streamable_http_client("http://localhost/mcp", http_client=http)) as client,
+    ):
+        # Started from `project`, yet a call naming no workspace is not served there.
+        unnamed = await client.call_tool("log_decision", {"summary": "where?"})
+        assert unnamed.is_error
+        assert not (project / ".homeport").exists()
+        for root in (project, other):
+            written = ok(await client.call_tool("log_decision", {"workspace": str(root), "summary": root.name}))
+            assert written["workspace"]["root"] == str(root)

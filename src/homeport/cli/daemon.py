@@ -145,8 +145,16 @@ def start(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
         args += ["--allow-root", root]
     with paths.log.open("ab") as sink:
         os.chmod(paths.log, 0o600)
+        # Its own directory as the working directory: the daemon has no current workspace (each
+        # request names its own), and it keeps no project directory busy.
         process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True, close_fds=True
+            args,
+            cwd=paths.directory,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+            start_new_session=True,
+            close_fds=True,
         )
     deadline = time.monotonic() + START_DEADLINE_SECONDS
     while time.monotonic() < deadline:
