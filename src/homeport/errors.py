@@ -41,6 +41,8 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "DaemonError",
+    "DaemonRunningError",
     "DatabaseNotAllowedError",
     "DatabaseNotConfiguredError",
     "ExplicitWorkspaceRequired",
@@ -184,6 +186,14 @@ class WorkspaceOwnedError(RegistryError):
 
 class OwnerUnavailableError(RegistryError):
     code = "owner_unavailable"
+
+
+class DaemonError(RegistryError):
+    code = "daemon_error"
+
+
+class DaemonRunningError(DaemonError):
+    code = "daemon_running"
 
 
 class QuerySyntaxError(ProjectDatabaseError):

@@ -19,6 +19,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "serve": LazyCommand("homeport.cli.serve:serve", "Run the MCP server (stdio, or --http)."),
     "where": LazyCommand("homeport.cli.where:where", "Show the workspace a call from here would use, and why."),
     "status": LazyCommand("homeport.cli.ownership:status", "List the running Homeport instances and what they own."),
+    "daemon": LazyCommand("homeport.cli.daemon:daemon", "Run one background Homeport per user on a unix socket."),
     "decisions": LazyCommand("homeport.cli.memory_items:decisions", "Decisions: what was decided, why, and how."),
     "progress": LazyCommand("homeport.cli.memory_items:progress", "Progress: tasks with a status, nested by parent."),
     "patterns": LazyCommand("homeport.cli.memory_items:patterns", "System patterns: reusable ways the project works."),

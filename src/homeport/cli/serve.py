@@ -104,6 +104,14 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     "on the port they had last time or the first free one from 50001 (unless --port is given).",
 )
 @click.option("--take-over", is_flag=True, help="With --own: replace a live owner of the same directory.")
+@click.option(
+    "--no-daemon",
+    "no_daemon",
+    is_flag=True,
+    envvar="HOMEPORT_NO_DAEMON",
+    help="Serve the workspaces of a running `homeport daemon` here instead of forwarding their calls to it "
+    "(env: HOMEPORT_NO_DAEMON).",
+)
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on stderr at start.")
@@ -131,6 +139,7 @@ def serve(
     directory_file: Path | None,
     own: bool,
     take_over: bool,
+    no_daemon: bool,
     own_dirs: tuple[str, ...],
     state_dir: Path | None,
 ) -> None:
@@ -198,6 +207,7 @@ def serve(
         trust_workspace_config=True if trust_workspace_config else None,
         header_timeout_seconds=header_timeout,
         body_timeout_seconds=body_timeout,
+        use_daemon=not no_daemon,
     )
     runtime = build_runtime(settings)
     try:

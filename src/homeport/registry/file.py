@@ -116,8 +116,11 @@ class InstanceRegistry:
         token_ref: str | None = None,
         pid: int | None = None,
         is_free: Callable[[int], bool] | None = None,
+        endpoint: str | None = None,
     ) -> Owner:
         """Register this process as the owner of `roots` and return its entry (with the port to listen on).
+
+        With `endpoint` (a `unix:` socket) no port is chosen: the instance is reached there.
 
         Decided under the lock, so of two instances racing for one root exactly one wins.
 
@@ -133,14 +136,16 @@ class InstanceRegistry:
             taken = {r: state.owners[r] for r in names if r in state.owners and state.owners[r].pid != pid}
             if taken and not take_over:
                 raise WorkspaceOwnedError(_owned_message(taken))
-            port = choose_port(
-                requested=requested_port,
-                remembered=[state.ports[r] for r in names if r in state.ports],
-                held={o.port for o in state.owners.values() if o.pid != pid and o.port is not None},
-                promised={p for r, p in state.ports.items() if r not in names},
-                is_free=free,
-            )
-            owner = Owner(endpoint_for(host, port), pid, time.time(), version, token_ref)
+            if endpoint is None:
+                port = choose_port(
+                    requested=requested_port,
+                    remembered=[state.ports[r] for r in names if r in state.ports],
+                    held={o.port for o in state.owners.values() if o.pid != pid and o.port is not None},
+                    promised={p for r, p in state.ports.items() if r not in names},
+                    is_free=free,
+                )
+                endpoint = endpoint_for(host, port)
+            owner = Owner(endpoint, pid, time.time(), version, token_ref)
             self._write_text(self.instances / f"{pid}.json", json.dumps({"owner": owner.to_json(), "roots": names}))
             self._save(claim(release(state, pid), names, owner))
         return owner

@@ -8,8 +8,10 @@ start-up grace, as long as its pid runs.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +19,15 @@ from collections.abc import Callable
 
 from homeport.registry.model import Owner
 
-__all__ = ["HEALTH_TIMEOUT_SECONDS", "STARTUP_GRACE_SECONDS", "Liveness", "healthz_pid", "pid_running"]
+__all__ = [
+    "HEALTH_TIMEOUT_SECONDS",
+    "STARTUP_GRACE_SECONDS",
+    "UNIX_SCHEME",
+    "Liveness",
+    "healthz",
+    "healthz_pid",
+    "pid_running",
+]
 
 HEALTH_TIMEOUT_SECONDS = 1.0
 STARTUP_GRACE_SECONDS = 30.0
@@ -26,15 +36,51 @@ STARTUP_GRACE_SECONDS = 30.0
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def healthz_pid(endpoint: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> int | None:
-    """The pid an HTTP endpoint's /healthz reports, or None if nothing Homeport-like answers."""
-    if not endpoint.startswith("http://"):
-        return None
+UNIX_SCHEME = "unix:"
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def healthz(endpoint: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> dict[str, object] | None:
+    """What an endpoint's /healthz answers (`http://HOST:PORT` or `unix:/path/to.sock`), or None."""
     try:
-        with _OPENER.open(endpoint.rstrip("/") + "/healthz", timeout=timeout) as response:
-            data = json.loads(response.read(64 * 1024))
-    except (OSError, ValueError):
+        if endpoint.startswith(UNIX_SCHEME):
+            connection = _UnixConnection(endpoint[len(UNIX_SCHEME) :], timeout)
+            try:
+                connection.request("GET", "/healthz", headers={"Host": "localhost"})
+                response = connection.getresponse()
+                if response.status != 200:
+                    return None
+                data = json.loads(response.read(64 * 1024))
+            finally:
+                connection.close()
+        elif endpoint.startswith("http://"):
+            with _OPENER.open(endpoint.rstrip("/") + "/healthz", timeout=timeout) as answer:
+                data = json.loads(answer.read(64 * 1024))
+        else:
+            return None
+    except (OSError, ValueError, http.client.HTTPException):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def healthz_pid(endpoint: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> int | None:
+    """The pid an endpoint's /healthz reports, or None if nothing Homeport-like answers."""
+    data = healthz(endpoint, timeout)
     pid = data.get("pid") if isinstance(data, dict) else None
     return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
 

@@ -111,6 +111,9 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
                 "version": __version__,
                 "pid": os.getpid(),  # the instance registry's liveness proof (a reused pid cannot fake it)
                 "open_stores": len(runtime.stores),
+                "started_at": runtime.counts.started_at,
+                "calls": runtime.counts.calls,  # tool calls answered, and those that failed
+                "errors": runtime.counts.errors,
             }
         )
 

@@ -29,6 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from homeport.errors import OwnerUnavailableError, RegistryError
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
+from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
     from homeport.server.catalog import ToolSpec
@@ -51,8 +52,9 @@ def forwards(spec: ToolSpec) -> bool:
 
 
 class Forwarder:
-    def __init__(self, registry: InstanceRegistry) -> None:
+    def __init__(self, registry: InstanceRegistry, *, use_daemon: bool = True) -> None:
         self.registry = registry
+        self.use_daemon = use_daemon  # False: the daemon (an owner at a unix: endpoint) is not forwarded to
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
@@ -96,6 +98,9 @@ class Forwarder:
         seen = (st.st_mtime_ns, st.st_size)
         if seen != self._seen:
             state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
+            if not self.use_daemon:
+                owners = {r: o for r, o in state.owners.items() if not o.endpoint.startswith(UNIX_SCHEME)}
+                state = RegistryState(owners, state.ports)
             with self._lock:
                 self._state = state
                 # Read after pruning: a prune rewrote the file, and that version is the one we hold.
@@ -199,9 +204,13 @@ async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
 
     headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
+    url, transport = owner.endpoint + "/mcp", None
+    if owner.endpoint.startswith(UNIX_SCHEME):
+        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
+        url, transport = "http://localhost/mcp", httpx2.AsyncHTTPTransport(uds=owner.endpoint[len(UNIX_SCHEME) :])
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-        Client(streamable_http_client(owner.endpoint + "/mcp", http_client=http)) as client,
+        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client
 

@@ -73,11 +73,14 @@ def build_tools(specs: Iterable[ToolSpec], runtime: Runtime) -> list[Tool]:
 
 def _bind(spec: ToolSpec, pipeline: CallPipeline, runtime: Runtime) -> Tool:
     async def entry(ctx: Context, **arguments: Any) -> Any:
+        runtime.counts.calls += 1
         try:
             return await pipeline.call(spec, arguments, McpRequest(ctx, runtime))
         except HomeportError as exc:
+            runtime.counts.errors += 1
             return error_result(exc)
         except Exception as exc:  # a bug: the agent gets a code and a pointer, the log gets the traceback
+            runtime.counts.errors += 1
             logger.exception("tool %s failed unexpectedly", spec.name)
             return error_result(
                 InternalError(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from homeport.projectdb import ProjectDatabases
@@ -20,7 +21,16 @@ from homeport.workspace import (
     WorkspaceResolver,
 )
 
-__all__ = ["Runtime", "build_runtime", "tool_result"]
+__all__ = ["CallCounts", "Runtime", "build_runtime", "tool_result"]
+
+
+@dataclass
+class CallCounts:
+    """Tool calls this process answered since it started, and how many of them failed (for /healthz)."""
+
+    started_at: float = field(default_factory=time.time)
+    calls: int = 0
+    errors: int = 0
 
 
 @dataclass
@@ -33,6 +43,7 @@ class Runtime:
     databases: ProjectDatabases
     access: WorkspaceAccess
     forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
+    counts: CallCounts = field(default_factory=CallCounts)
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
         """The workspace of a call (see `WorkspaceResolver.resolve`)."""
@@ -76,7 +87,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
         access=WorkspaceAccess(directory, auth=settings.auth),
-        forwarder=Forwarder(InstanceRegistry(settings.state_dir)) if settings.state_dir else None,
+        forwarder=(
+            Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
+            if settings.state_dir
+            else None
+        ),
     )
 
 

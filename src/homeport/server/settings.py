@@ -36,6 +36,8 @@ class ServeSettings:
     agent: str | None = None
     # The instance registry: calls for a workspace another live instance owns are forwarded there.
     state_dir: Path | None = None
+    # False: never forward to the per-user daemon (an owner at a unix: endpoint); other owners still count.
+    use_daemon: bool = True
     auth: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the

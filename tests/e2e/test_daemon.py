@@ -1,0 +1,173 @@
+"""`homeport daemon start|stop|status` with real processes: the daemon on its unix socket, a stdio
+`homeport serve` forwarding to it, and falling back to serving locally once it is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from homeport.registry.liveness import healthz, pid_running
+
+from ._support import CLI_BOOT, clean_env, make_project, ok, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
+
+DEADLINE_S = 30.0
+
+
+def homeport(state: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CLI_BOOT, *args],
+        cwd=cwd,
+        env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S + 10,
+        check=False,
+    )
+
+
+def daemon_status(state: Path, cwd: Path) -> tuple[int, dict[str, object]]:
+    done = homeport(state, "daemon", "status", "--json", cwd=cwd)
+    return done.returncode, json.loads(done.stdout)
+
+
+def wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while pid_running(pid):
+        assert time.monotonic() < deadline, f"pid {pid} still running"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
+    """(state dir, allowed root, a project in it); the daemon is stopped (killed if need be) afterwards."""
+    # A short state path: a unix socket's path is limited to about 107 bytes.
+    state = Path(os.path.realpath(tmp_path)) / "st"
+    base = Path(os.path.realpath(tmp_path)) / "src"
+    project = make_project(base / "app")
+    yield state, base, project
+    answer = healthz(f"unix:{state / 'daemon' / 'homeport.sock'}")
+    if answer is not None and isinstance(answer.get("pid"), int):
+        os.kill(answer["pid"], signal.SIGKILL)
+
+
+def test_start_status_and_stop(setup) -> None:
+    state, base, _project = setup
+    started = homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base)
+    assert started.returncode == 0, started.stderr
+    code, report = daemon_status(state, base)
+    assert code == 0 and report["running"] is True
+    pid = report["pid"]
+    assert isinstance(pid, int) and f"pid {pid}" in started.stdout
+    sock = state / "daemon" / "homeport.sock"
+    assert report["socket"] == str(sock) and report["calls"] == 0 and report["errors"] == 0
+    assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    # Registered as the owner of its allowed root, at its socket.
+    listed = json.loads(homeport(state, "status", "--json", cwd=base).stdout)
+    assert [(i["pid"], i["endpoint"], i["owns"], i["live"]) for i in listed["instances"]] == [
+        (pid, f"unix:{sock}", [str(base)], True)
+    ]
+
+    stopped = homeport(state, "daemon", "stop", cwd=base)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not pid_running(pid)
+    code, report = daemon_status(state, base)
+    assert code == 3 and report["running"] is False
+    assert not sock.exists()
+    assert json.loads((state / "registry.json").read_text())["owners"] == {}
+
+
+def test_a_second_start_is_refused_while_the_daemon_runs(setup) -> None:
+    state, base, _project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    first = daemon_status(state, base)[1]["pid"]
+    again = homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base)
+    assert again.returncode == 1 and "already running" in again.stderr and f"pid {first}" in again.stderr
+    assert daemon_status(state, base)[1]["pid"] == first
+
+
+def test_a_stale_socket_from_a_killed_daemon_does_not_block_a_new_start(setup) -> None:
+    state, base, _project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    killed = daemon_status(state, base)[1]["pid"]
+    assert isinstance(killed, int)
+    os.kill(killed, signal.SIGKILL)
+    wait_gone(killed)
+    assert (state / "daemon" / "homeport.sock").exists()  # left behind
+    assert daemon_status(state, base)[0] == 3
+    restarted = homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base)
+    assert restarted.returncode == 0, restarted.stderr
+    code, report = daemon_status(state, base)
+    assert code == 0 and report["pid"] not in (killed, None)
+    owners = json.loads(homeport(state, "status", "--json", cwd=base).stdout)["instances"]
+    assert [i["pid"] for i in owners] == [report["pid"]]
+
+
+async def test_a_stdio_server_forwards_to_the_daemon_and_serves_locally_after_it_stops(setup) -> None:
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    pid = daemon_status(state, base)[1]["pid"]
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    async with stdio_client(cwd=base, mode="auto", args=("--allow-root", str(base)), env=env) as client:
+        root = str(project)
+        written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "via daemon"}))
+        assert written["workspace"]["root"] == root and written["workspace"]["source"] == "header"
+        where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+        sock = state / "daemon" / "homeport.sock"
+        assert where["served_by"] == {"process": "owner", "pid": pid, "endpoint": f"unix:{sock}", "owns": str(base)}
+        code, report = daemon_status(state, base)
+        assert code == 0 and report["calls"] == 1 and report["errors"] == 0 and report["open_stores"] == 1
+
+        assert homeport(state, "daemon", "stop", cwd=base).returncode == 0
+        after = ok(await client.call_tool("get_decisions", {"workspace": root}))
+        assert after["workspace"]["source"] == "argument"  # served here, from the same store
+        assert [d["summary"] for d in after["decisions"]] == ["via daemon"]
+        where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+        assert where["served_by"]["process"] == "this"
+
+
+async def test_a_stdio_server_started_with_no_daemon_serves_locally_while_the_daemon_runs(setup) -> None:
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    args = ("--allow-root", str(base), "--no-daemon")
+    async with stdio_client(cwd=base, mode="auto", args=args, env=env) as client:
+        root = str(project)
+        written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "here"}))
+        assert written["workspace"]["source"] == "argument"
+        where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+        assert where["served_by"]["process"] == "this"
+    assert daemon_status(state, base)[1]["calls"] == 0
+
+
+async def test_the_daemon_has_no_current_workspace_each_request_names_its_own(setup) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    state, base, project = setup
+    other = make_project(base / "other")
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=project).returncode == 0
+    transport = httpx2.AsyncHTTPTransport(uds=str(state / "daemon" / "homeport.sock"))
+    async with (
+        httpx2.AsyncClient(transport=transport, timeout=30) as http,
+        Client(streamable_http_client("http://localhost/mcp", http_client=http)) as client,
+    ):
+        # Started from `project`, yet a call naming no workspace is not served there.
+        unnamed = await client.call_tool("log_decision", {"summary": "where?"})
+        assert unnamed.is_error
+        assert not (project / ".homeport").exists()
+        for root in (project, other):
+            written = ok(await client.call_tool("log_decision", {"workspace": str(root), "summary": root.name}))
+            assert written["workspace"]["root"] == str(root)
