@@ -7,8 +7,10 @@ import platform
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -240,3 +242,23 @@ def ratio(a: float | None, b: float | None) -> str:
         return "–"
     r = a / b
     return f"{r:.2f}×" if r < 100 else f"{r:.0f}×"
+
+
+async def timed_calls(call: Callable[[], Awaitable[Any]], calls: int, warmup: int) -> list[float]:
+    """Milliseconds of each of `calls` sequential calls after `warmup` unmeasured ones; an error result stops it."""
+    for _ in range(warmup):
+        await call()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await call()
+        times.append((time.perf_counter() - start) * 1000)
+        assert not result.is_error, result
+    return times
+
+
+def environ_without_homeport(state_dir: Path) -> dict[str, str]:
+    """This process's environment minus every HOMEPORT_ setting, with a registry of the run's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_")}
+    env["HOMEPORT_STATE_DIR"] = str(state_dir)
+    return env

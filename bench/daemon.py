@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-from _common import percentile
+from _common import environ_without_homeport, percentile, timed_calls
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -50,25 +48,12 @@ async def _over_socket(sock: Path, root: Path) -> AsyncIterator[Client]:
         yield client
 
 
-async def _timed(call: Callable[[], Awaitable[Any]], calls: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        await call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        result = await call()
-        times.append((time.perf_counter() - start) * 1000)
-        assert not result.is_error, result
-    return times
-
-
 async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="hp-daemon-") as tmp:
         base = Path(tmp, "src").resolve()
         owned, local = _project(base / "owned"), _project(base / "local")
         state = Path(tmp, "st")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_")}
-        env["HOMEPORT_STATE_DIR"] = str(state)
+        env = environ_without_homeport(state)
         cli = [sys.executable, "-c", BOOT, "daemon"]
         subprocess.run([*cli, "start", "--allow-root", str(owned)], cwd=owned, env=env, check=True)
         try:
@@ -86,9 +71,9 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
                 def read(client: Client, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
                     return lambda: client.call_tool("get_decisions", {"limit": 10, **args})
 
-                results["stdio, local"] = await _timed(read(front, {"workspace": str(local)}), calls, warmup)
-                results["stdio -> daemon"] = await _timed(read(front, {"workspace": str(owned)}), calls, warmup)
-                results["direct to the daemon (socket)"] = await _timed(read(direct, {}), calls, warmup)
+                results["stdio, local"] = await timed_calls(read(front, {"workspace": str(local)}), calls, warmup)
+                results["stdio -> daemon"] = await timed_calls(read(front, {"workspace": str(owned)}), calls, warmup)
+                results["direct to the daemon (socket)"] = await timed_calls(read(direct, {}), calls, warmup)
             return results
         finally:
             subprocess.run([*cli, "stop"], cwd=base, env=env, check=False)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from typing import Any
 
 import anyio
 import httpx2
-from _common import percentile
+from _common import environ_without_homeport, percentile, timed_calls
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -80,25 +79,12 @@ async def _http(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
         yield client
 
 
-async def _timed(call: Callable[[], Awaitable[Any]], calls: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        await call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        result = await call()
-        times.append((time.perf_counter() - start) * 1000)
-        assert not result.is_error, result
-    return times
-
-
 async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="homeport-forwarding-") as tmp:
         base = Path(tmp, "src").resolve()
         owned, local = _project(base / "owned"), _project(base / "local")
         state = Path(tmp, "state")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_")}
-        env["HOMEPORT_STATE_DIR"] = str(state)
+        env = environ_without_homeport(state)
         owner = _start(["--http", "--own", "--allow-root", str(owned)], owned, env, Path(tmp, "owner.log"))
         front_http = None
         try:
@@ -128,13 +114,15 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
                 def read(client: Client, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
                     return lambda: client.call_tool("get_decisions", {"limit": 10, **args})
 
-                results["stdio front end, local"] = await _timed(read(front, {"workspace": str(local)}), calls, warmup)
-                results["stdio front end, forwarded"] = await _timed(
+                results["stdio front end, local"] = await timed_calls(
+                    read(front, {"workspace": str(local)}), calls, warmup
+                )
+                results["stdio front end, forwarded"] = await timed_calls(
                     read(front, {"workspace": str(owned)}), calls, warmup
                 )
-                results["HTTP front end, local"] = await _timed(read(front_local, {}), calls, warmup)
-                results["HTTP front end, forwarded"] = await _timed(read(front_owned, {}), calls, warmup)
-                results["direct to the owner (HTTP)"] = await _timed(read(direct, {}), calls, warmup)
+                results["HTTP front end, local"] = await timed_calls(read(front_local, {}), calls, warmup)
+                results["HTTP front end, forwarded"] = await timed_calls(read(front_owned, {}), calls, warmup)
+                results["direct to the owner (HTTP)"] = await timed_calls(read(direct, {}), calls, warmup)
             return results
         finally:
             for process in (owner, front_http):
