@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from homeport.server import Runtime, ServeSettings, build_runtime, build_server
+from homeport.workspace import CLIENT_ENV_VARS
 
 # CI runs the "ci" profile; `HOMEPORT_HYPOTHESIS=deep python -m pytest` searches ten times longer.
 # The machines are shared: a timing health check or deadline would fail a test for the machine's
@@ -23,6 +24,17 @@ settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def shell_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A person's shell without this machine's Homeport settings or client hints; HOME is a fresh folder."""
+    for var in [v for v in os.environ if v.startswith("HOMEPORT_")] + list(CLIENT_ENV_VARS):
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    return home
 
 
 def make_project(base: Path, name: str, *, marker: str = ".git") -> Path:

@@ -11,16 +11,7 @@ from homeport.cli import cli
 
 
 @pytest.fixture
-def runner(monkeypatch, tmp_path):
-    for var in (
-        "HOMEPORT_WORKSPACE",
-        "CLAUDE_PROJECT_DIR",
-        "WORKSPACE_FOLDER_PATHS",
-        "HOMEPORT_REQUIRE_EXPLICIT_WORKSPACE",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
+def runner(shell_home):
     return CliRunner()
 
 

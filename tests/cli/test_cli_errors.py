@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,8 @@ GITHUB_TOKEN = "ghp_" + "x7Gh2kLmQ9" * 3 + "AbCdEf"
 
 
 @pytest.fixture
-def runner(monkeypatch, tmp_path) -> CliRunner:
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")]:
-        monkeypatch.delenv(var)
-    for var in ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def runner(shell_home, monkeypatch, tmp_path) -> CliRunner:
     monkeypatch.setenv("HOMEPORT_STATE_DIR", str(tmp_path / "state"))
-    (tmp_path / "home").mkdir()
     return CliRunner()
 
 

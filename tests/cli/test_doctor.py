@@ -20,16 +20,10 @@ from homeport.registry import Owner, RegistryState, encode_state
 
 
 @pytest.fixture
-def home(monkeypatch, tmp_path) -> Path:
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")]:
-        monkeypatch.delenv(var)
-    for var in ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS", "DATABASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+def home(shell_home, monkeypatch, tmp_path) -> Path:
+    monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.setenv("HOMEPORT_STATE_DIR", str(tmp_path / "state"))
-    return home
+    return shell_home
 
 
 @pytest.fixture

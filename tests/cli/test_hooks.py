@@ -28,14 +28,8 @@ OURS = context_command("/opt/venv/bin/homeport", DEFAULT_TASK, 2000)
 
 
 @pytest.fixture
-def home(monkeypatch, tmp_path) -> Path:
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")]:
-        monkeypatch.delenv(var)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    return home
+def home(shell_home) -> Path:
+    return shell_home
 
 
 @pytest.fixture

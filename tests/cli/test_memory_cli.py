@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -48,13 +47,7 @@ LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set"
 
 
 @pytest.fixture
-def runner(monkeypatch, tmp_path) -> CliRunner:
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")]:
-        monkeypatch.delenv(var)
-    for var in ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
+def runner(shell_home) -> CliRunner:
     return CliRunner()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from click.testing import CliRunner
@@ -40,10 +39,7 @@ async def test_reading_the_context_of_a_workspace_without_memory_creates_no_stor
     assert not (projects["beta"] / ".homeport").exists()
 
 
-def test_the_shell_command_prints_markdown_and_the_tools_json(projects, monkeypatch, tmp_path):
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")] + ["CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_the_shell_command_prints_markdown_and_the_tools_json(shell_home, projects, monkeypatch, tmp_path):
     monkeypatch.chdir(projects["alpha"])
     runner = CliRunner()
     assert runner.invoke(cli, ["glossary", "set", "WAL", "write-ahead log"]).exit_code == 0

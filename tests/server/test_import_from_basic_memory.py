@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -58,10 +57,7 @@ async def test_a_secret_in_a_note_refuses_the_import(server_factory, projects):
 
 
 @pytest.fixture
-def shell(tmp_path, monkeypatch) -> Path:
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")] + ["CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def shell(shell_home, tmp_path, monkeypatch) -> Path:
     (tmp_path / "shop" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "shop")
     return tmp_path / "shop"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -70,10 +69,7 @@ async def test_an_observation_holding_a_secret_refuses_the_whole_import(server_f
     assert overrides.structured_content["items"][0]["value"]["tool"] == "import_from"
 
 
-def test_the_shell_reads_any_file_relative_to_the_current_directory(tmp_path, monkeypatch):
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")] + ["CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_the_shell_reads_any_file_relative_to_the_current_directory(shell_home, tmp_path, monkeypatch):
     (tmp_path / "downloads").mkdir()
     shutil.copy(SHOP, tmp_path / "downloads" / "memory.jsonl")
     (tmp_path / "shop" / ".git").mkdir(parents=True)

@@ -95,10 +95,7 @@ async def test_importing_an_export_that_holds_a_secret_is_refused_unless_allowed
     assert [o["value"]["tool"] for o in overrides][-1] == "import"
 
 
-def test_the_shell_refuses_in_one_line_and_allow_secrets_overrides(tmp_path, monkeypatch):
-    for var in [v for v in os.environ if v.startswith("HOMEPORT_")] + ["CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS"]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_the_shell_refuses_in_one_line_and_allow_secrets_overrides(shell_home, tmp_path, monkeypatch):
     (tmp_path / "shop" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "shop")
     runner = CliRunner()
