@@ -144,53 +144,65 @@ class CallPipeline:
             HomeportError: resolution, a guard, the caller's access or the executor refused the call.
         """
         inputs: CallInputs | None = None
+        checked: Workspace | None = None
         if spec.takes_workspace:
             inputs = request.inputs(_workspace_argument(spec, arguments))
             attached = await request.attach_roots(inputs)
             if not isinstance(attached, CallInputs):
                 return attached
             inputs = attached
-            forwarded = await self._forward(spec, arguments, request, inputs)
+            forwarded, checked = await self._forward(spec, arguments, request, inputs)
             if forwarded is not None:
                 return forwarded
         if self._threaded:
-            return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs)
+            return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs, checked)
         # stdio: one client, and a thread hop would cost more than most reads.
-        return self.execute(spec, arguments, request, inputs)
+        return self.execute(spec, arguments, request, inputs, checked)
 
     async def _forward(
         self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs
-    ) -> Any | None:
-        """The owner's result when another live instance owns the call's workspace, else None (served here).
+    ) -> tuple[Any | None, Workspace | None]:
+        """(the owner's result, None) when another live instance owns the call's workspace; else
+        (None, the workspace when this step resolved it, so that it is not resolved again here).
 
         Resolution, the guards and the caller's access run here first, exactly as for a local call;
         the owner runs them again on the root it is sent.
         """
         forwarder = self.runtime.forwarder
         if forwarder is None or request.forwarded or not forwards(spec) or not forwarder.anyone_else():
-            return None
+            return None, None
         if self._threaded:
-            target = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
+            workspace, found = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
         else:
-            target = self._owner_of_call(spec, request, inputs)
-        if target is None:
-            return None
-        owned, owner, root = target
-        return await forwarder.forward(owned, owner, root, spec.name, arguments)
+            workspace, found = self._owner_of_call(spec, request, inputs)
+        if found is None:
+            return None, workspace
+        owned, owner = found
+        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments), None
 
     def _owner_of_call(
         self, spec: ToolSpec, request: CallRequest, inputs: CallInputs
-    ) -> tuple[str, Owner, Path] | None:
+    ) -> tuple[Workspace, tuple[str, Owner] | None]:
         assert self.runtime.forwarder is not None
+        workspace = self._resolve_and_check(spec, request, inputs)
+        return workspace, self.runtime.forwarder.owner_of(workspace.root)
+
+    def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
         workspace = self.runtime.resolve(inputs, write=spec.write)
         self.runtime.access.check(request.principal, workspace.root, write=spec.write)
-        found = self.runtime.forwarder.owner_of(workspace.root)
-        return None if found is None else (found[0], found[1], workspace.root)
+        return workspace
 
     def execute(
-        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        request: CallRequest,
+        inputs: CallInputs | None,
+        checked: Workspace | None = None,
     ) -> dict[str, Any]:
         """The blocking part: resolve, check access, open the store, run, shape. The CLI calls it directly.
+
+        `checked` is the workspace the forwarding step already resolved and checked for this call.
 
         Raises:
             HomeportError: as `call`.
@@ -204,8 +216,7 @@ class CallPipeline:
         if spec.takes_workspace:
             assert inputs is not None
             try:
-                call.workspace = self.runtime.resolve(inputs, write=spec.write)
-                self.runtime.access.check(request.principal, call.workspace.root, write=spec.write)
+                call.workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
             except WorkspaceError as exc:
                 if not spec.report_unresolved:
                     raise
