@@ -112,6 +112,15 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     help="Serve the workspaces of a running `homeport daemon` here instead of forwarding their calls to it "
     "(env: HOMEPORT_NO_DAEMON).",
 )
+@click.option(
+    "--store",
+    "store_url",
+    envvar="HOMEPORT_STORE",
+    metavar="URL",
+    help="Keep every workspace's memory in this PostgreSQL database (postgresql://user@host/db), one schema "
+    "per workspace, instead of a SQLite file in each (env: HOMEPORT_STORE). Apply migrations first with "
+    "`homeport migrate --store URL`, or let the first call to a workspace do it.",
+)
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on stderr at start.")
@@ -140,6 +149,7 @@ def serve(
     own: bool,
     take_over: bool,
     no_daemon: bool,
+    store_url: str | None,
     own_dirs: tuple[str, ...],
     state_dir: Path | None,
 ) -> None:
@@ -208,6 +218,7 @@ def serve(
         header_timeout_seconds=header_timeout,
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,
+        store_url=store_url or None,
     )
     runtime = build_runtime(settings)
     try:

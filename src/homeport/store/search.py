@@ -13,14 +13,23 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from homeport.errors import InvalidItemError
 from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
 
-__all__ = ["RANK_WINDOW", "SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
+__all__ = [
+    "RANK_WINDOW",
+    "SEARCHABLE_TYPES",
+    "index_item",
+    "index_rowid",
+    "plain_words",
+    "search",
+    "ts_query",
+    "unindex_item",
+]
 
 SEARCHABLE_TYPES = ITEM_TYPES  # every item type is searchable
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -52,24 +61,20 @@ def index_item(
     category: str | None = None,
 ) -> None:
     rowid = index_rowid(item_type, item_id)
+    row = {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body}
+    row["g"] = " ".join(tags)
+    if conn.dialect.name != "sqlite":
+        conn.execute(_PG_INDEX, row)
+        return
     raw = driver(conn)
     raw.execute(_UNINDEX, {"r": rowid})
-    raw.execute(
-        _INDEX,
-        {
-            "r": rowid,
-            "t": item_type,
-            "i": item_id,
-            "c": category,
-            "u": updated_at,
-            "ti": title,
-            "b": body,
-            "g": " ".join(tags),
-        },
-    )
+    raw.execute(_INDEX, row)
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
+    if conn.dialect.name != "sqlite":
+        conn.execute(text(_UNINDEX), {"r": index_rowid(item_type, item_id)})
+        return
     driver(conn).execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
 
 
@@ -78,6 +83,13 @@ _UNINDEX = "DELETE FROM search_index WHERE rowid = :r"
 _INDEX = (
     "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
     "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"
+)
+
+# PostgreSQL (migration 0003): a plain table whose tsvector column is generated from title, tags and body.
+_PG_INDEX = text(
+    _INDEX + " ON CONFLICT (rowid) DO UPDATE SET item_type = EXCLUDED.item_type, item_id = EXCLUDED.item_id, "
+    "category = EXCLUDED.category, updated_at = EXCLUDED.updated_at, title = EXCLUDED.title, "
+    "body = EXCLUDED.body, tags = EXCLUDED.tags"
 )
 
 
@@ -117,6 +129,8 @@ def search(
         return []
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
+        if conn.dialect.name != "sqlite":
+            return _run_postgres(conn, query, filters)
         raw = driver(conn)
         try:
             return _run(raw, query, filters)
@@ -195,3 +209,91 @@ def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict
         params[f"{prefix}{i}"] = value
         names.append(f":{prefix}{i}")
     return f"{column} IN ({', '.join(names)})"
+
+
+# ts_rank_cd's weights {D, C, B, A}: body 1, tags 2, title 4, as bm25's column weights on SQLite. Normalisation
+# 1 | 32: divided by 1 + log(document length) (bm25 also favours short documents), then scaled to 0..1.
+_PG_RANK = "ts_rank_cd('{0.25, 0.25, 0.5, 1.0}', document, q, 33)"
+_PG_HEADLINE = (
+    "ts_headline('english', concat_ws(' … ', NULLIF(body, ''), NULLIF(tags, '')), q, "
+    "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=2, MaxFragments=1, FragmentDelimiter=…')"
+)
+_QUERY_TOKEN = re.compile(r'"[^"]*"?|\S+')
+
+
+def ts_query(query: str) -> str:
+    """The query in to_tsquery syntax: words AND-ed (as FTS5 does), "a phrase", OR, NOT, and prefix*.
+
+    Built from the query's words only (never its punctuation), so to_tsquery always parses it.
+    """
+    parts: list[str] = []
+    pending_op = " & "
+    negate = False
+    for token in _QUERY_TOKEN.findall(query):
+        if token in ("OR", "AND", "NOT"):
+            if token == "OR":
+                pending_op = " | "
+            elif token == "NOT":
+                negate = True
+            continue
+        if token.startswith('"'):
+            words = _WORD.findall(token)
+            term = " <-> ".join(words)
+            term = f"({term})" if len(words) > 1 else term
+        else:
+            words = [w for w in _WORD.findall(token) if w.upper() not in _OPERATORS]
+            if not words:
+                continue
+            prefix = ":*" if token.endswith("*") else ""
+            term = " <-> ".join([*words[:-1], words[-1] + prefix])
+            term = f"({term})" if len(words) > 1 else term
+        if not words:
+            continue
+        if negate:
+            term, negate = f"!{term}", False
+        parts.append((pending_op if parts else "") + term)
+        pending_op = " & "
+    return "".join(parts)
+
+
+def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, Any]]:
+    """The same window and filters as on SQLite, ranked with ts_rank_cd, snippets from ts_headline."""
+    tsq = ts_query(query)
+    if not tsq:
+        return []
+    params: dict[str, Any] = {"q": tsq, "limit": f.limit, "window": RANK_WINDOW}
+    where = ["document @@ q"]
+    if len(f.types) < len(SEARCHABLE_TYPES):
+        where.append(_in_list("(rowid & 7)", "t", [_TYPE_CODES[t] for t in f.types], params))
+    if f.tags:
+        keys = _in_list("g.tag_key", "g", [t.casefold() for t in f.tags], params)
+        where.append(
+            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
+            f"AND g.item_id = search_index.item_id AND {keys})"
+        )
+    if f.category:
+        where.append("category = :category")
+        params["category"] = f.category
+    if f.since:
+        where.append("updated_at >= :since")
+        params["since"] = f.since
+    condition = " AND ".join(where)
+    sql = text(
+        f"WITH matches AS (SELECT s.*, q FROM search_index s, to_tsquery('english', :q) q WHERE {condition} "
+        "ORDER BY rowid DESC LIMIT :window), "
+        f"best AS (SELECT *, {_PG_RANK} AS score FROM matches ORDER BY score DESC, rowid DESC LIMIT :limit) "
+        f"SELECT item_type, item_id, title, updated_at, {_PG_HEADLINE} AS snip, score FROM best "
+        "ORDER BY score DESC, rowid DESC"
+    )
+    rows = conn.execute(sql, params)
+    return [
+        {
+            "type": item_type,
+            "id": int(item_id),
+            "title": title,
+            "snippet": _clip(snip or title),
+            "score": float(f"{float(score):.6g}"),
+            "updated_at": updated_at,
+        }
+        for item_type, item_id, title, updated_at, snip, score in rows
+    ]
