@@ -28,8 +28,8 @@ from homeport.store.migrate import downgrade, head_revision, upgrade
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = Store.open(tmp_path, create=True)
+def store(tmp_path: Path, copy_store):
+    s = copy_store(tmp_path)
     yield s
     s.close()
 
@@ -56,7 +56,7 @@ def test_migrations_run_from_an_empty_database_and_back(tmp_path):
     s.close()
 
 
-def test_store_uses_wal_and_foreign_keys(store):
+def test_store_uses_wal_and_foreign_keys(store, sqlite_only):
     with store.read() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -69,7 +69,8 @@ def test_opening_for_reads_never_creates_a_store(tmp_path):
     assert contexts.get_context(None, "active") == {"content": {}, "version": 0, "updated_at": None}
 
 
-def test_store_directory_ignores_its_database_in_git(store, tmp_path):
+def test_store_directory_ignores_its_database_in_git(tmp_path):
+    Store.open(tmp_path, create=True).close()
     assert "*.db" in (tmp_path / ".homeport" / ".gitignore").read_text()
 
 

@@ -385,10 +385,11 @@ class Prepared:
     On any other dialect (a PostgreSQL store) the same statement runs through SQLAlchemy instead.
     """
 
-    __slots__ = ("_defaults", "sql", "statement")
+    __slots__ = ("_defaults", "_other", "sql", "statement")
 
     def __init__(self, statement: Any) -> None:
         self.statement = statement
+        self._other: tuple[str, dict[str, Any]] | None = None  # compiled for PostgreSQL on first use there
         compiled = statement.compile(dialect=_NAMED_SQLITE)
         # Values SQLAlchemy renders late (e.g. aggregate_strings' separator) become ordinary parameters.
         self.sql = _POSTCOMPILE.sub(r":\1", str(compiled))
@@ -396,7 +397,8 @@ class Prepared:
 
     def run(self, conn: Connection, params: dict[str, Any] | None = None) -> Any:
         if conn.dialect.name != "sqlite":
-            return conn.execute(self.statement, _without_null_id(params or {}))
+            sql, defaults = self._compiled_for(conn)
+            return conn.exec_driver_sql(sql, {**defaults, **params} if params else defaults)
         return driver(conn).execute(self.sql, {**self._defaults, **params} if params else self._defaults)
 
     def insert(self, conn: Connection, params: dict[str, Any]) -> int:
@@ -413,9 +415,18 @@ class Prepared:
 
     def run_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         if conn.dialect.name != "sqlite":
-            conn.execute(self.statement, rows)
+            sql, defaults = self._compiled_for(conn)
+            conn.exec_driver_sql(sql, [{**defaults, **r} for r in rows])
             return
         driver(conn).executemany(self.sql, [{**self._defaults, **r} for r in rows])
+
+    def _compiled_for(self, conn: Connection) -> tuple[str, dict[str, Any]]:
+        """The statement in the connection's dialect and paramstyle (pyformat for psycopg), compiled once."""
+        if self._other is None:
+            compiled = self.statement.compile(dialect=conn.dialect)
+            sql = _POSTCOMPILE.sub(r"%(\1)s", str(compiled))
+            self._other = (sql, {k: v for k, v in compiled.params.items() if v is not None})
+        return self._other
 
 
 def _without_null_id(params: dict[str, Any]) -> dict[str, Any]:
@@ -444,7 +455,8 @@ def insert_row(conn: Connection, statement: Any) -> int:
 
 def dict_rows(cursor: Any) -> list[dict[str, Any]]:
     """A cursor's rows (a driver cursor, or a SQLAlchemy result on PostgreSQL) as dicts keyed by column name."""
-    names = [d[0] for d in cursor.description] if isinstance(cursor, sqlite3.Cursor) else [str(k) for k in cursor]
+    # A SQLAlchemy result names its columns with keys() (iterating it would consume the rows).
+    names = [d[0] for d in cursor.description] if isinstance(cursor, sqlite3.Cursor) else list(map(str, cursor.keys()))
     return [dict(zip(names, row, strict=True)) for row in cursor]
 
 

@@ -119,6 +119,11 @@ class PostgresStore(Store):
                 f"text contains characters that are not valid Unicode ({exc.reason}); send UTF-8 text"
             ) from exc
 
+    @property
+    def url(self) -> str:
+        """The database URL of the shared store (with its password: for opening it, never for messages)."""
+        return self._stores.url
+
     def close(self) -> None:
         self._closed = True
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,7 @@ def index_item(
     row = {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body}
     row["g"] = " ".join(tags)
     if conn.dialect.name != "sqlite":
+        row.update(fti=fold(title), fb=fold(body), fg=fold(row["g"]))
         conn.execute(_PG_INDEX, row)
         return
     raw = driver(conn)
@@ -87,10 +89,20 @@ _INDEX = (
 
 # PostgreSQL (migration 0003): a plain table whose tsvector column is generated from title, tags and body.
 _PG_INDEX = text(
-    _INDEX + " ON CONFLICT (rowid) DO UPDATE SET item_type = EXCLUDED.item_type, item_id = EXCLUDED.item_id, "
+    "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags, document) "
+    "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g, setweight(to_tsvector('english', :fti), 'A') "
+    "|| setweight(to_tsvector('english', :fg), 'B') || setweight(to_tsvector('english', :fb), 'D')) "
+    "ON CONFLICT (rowid) DO UPDATE SET item_type = EXCLUDED.item_type, item_id = EXCLUDED.item_id, "
     "category = EXCLUDED.category, updated_at = EXCLUDED.updated_at, title = EXCLUDED.title, "
-    "body = EXCLUDED.body, tags = EXCLUDED.tags"
+    "body = EXCLUDED.body, tags = EXCLUDED.tags, document = EXCLUDED.document"
 )
+
+
+def fold(value: str) -> str:
+    """`value` without diacritics (café -> cafe), as FTS5's unicode61 tokenizer indexes words."""
+    if value.isascii():
+        return value
+    return "".join(c for c in unicodedata.normalize("NFKD", value) if not unicodedata.combining(c))
 
 
 def plain_words(query: str) -> str:
@@ -194,6 +206,19 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
     ]
 
 
+def _ellipses(snippet: str | None, head: str | None, tail: str | None) -> str | None:
+    """ "…" where ts_headline's fragment leaves out the start or the end of its text, as FTS5's snippet marks it."""
+    if not snippet or head is None or tail is None:
+        return snippet
+    plain = snippet.replace("[", "").replace("]", "").strip()
+    words = plain.split()
+    if not words:
+        return snippet
+    starts = head.lstrip().startswith(words[0]) and head.count(words[0]) >= 1 and head.strip().find(words[0]) == 0
+    ends = tail.rstrip().endswith(words[-1])
+    return ("" if starts else "…") + snippet.strip() + ("" if ends else "…")
+
+
 def _clip(snippet: str) -> str:
     """At most MAX_SNIPPET_CHARS: FTS5 bounds a snippet in tokens, and one token may be a 100,000-character word."""
     if len(snippet) <= MAX_SNIPPET_CHARS:
@@ -211,49 +236,55 @@ def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict
     return f"{column} IN ({', '.join(names)})"
 
 
-# ts_rank_cd's weights {D, C, B, A}: body 1, tags 2, title 4, as bm25's column weights on SQLite. Normalisation
-# 1 | 32: divided by 1 + log(document length) (bm25 also favours short documents), then scaled to 0..1.
-_PG_RANK = "ts_rank_cd('{0.25, 0.25, 0.5, 1.0}', document, q, 33)"
-_PG_HEADLINE = (
-    "ts_headline('english', concat_ws(' … ', NULLIF(body, ''), NULLIF(tags, '')), q, "
-    "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=2, MaxFragments=1, FragmentDelimiter=…')"
+# ts_rank_cd with PostgreSQL's default weights (title A 1.0, tags B 0.4, body D 0.1: the order of bm25's column
+# weights 4 : 2 : 1 on SQLite, steeper), divided by the document's length (2: bm25 favours short documents too),
+# then scaled to 0..1 (32).
+_PG_RANK = "ts_rank_cd(document, q, 2 | 32)"
+# The snippet comes from the title when the title matches (FTS5's snippet picks the best column), else the body.
+_PG_SOURCE = (
+    "CASE WHEN ts_filter(document, '{a}') @@ q THEN title ELSE concat_ws(' ', NULLIF(body, ''), NULLIF(tags, '')) END"
 )
-_QUERY_TOKEN = re.compile(r'"[^"]*"?|\S+')
+_PG_HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=2'"
+_EDGE = 1000  # characters of each end of the snippet's source, to tell whether the snippet starts or ends it
+_QUERY_TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
+_STRUCTURED = re.compile(r'^[\w\s"*]*$')
 
 
 def ts_query(query: str) -> str:
-    """The query in to_tsquery syntax: words AND-ed (as FTS5 does), "a phrase", OR, NOT, and prefix*.
+    """The query in to_tsquery syntax, read as FTS5 reads it: words AND-ed, "a phrase", OR, NOT, prefix*.
 
-    Built from the query's words only (never its punctuation), so to_tsquery always parses it.
+    What FTS5 would refuse or read as a column filter (other punctuation, an unbalanced quote, an
+    operator without two sides, NEAR) becomes the query's plain words OR-ed, as on SQLite. Built
+    from words only, so to_tsquery always parses it.
     """
-    parts: list[str] = []
-    pending_op = " & "
-    negate = False
-    for token in _QUERY_TOKEN.findall(query):
-        if token in ("OR", "AND", "NOT"):
-            if token == "OR":
-                pending_op = " | "
-            elif token == "NOT":
-                negate = True
-            continue
-        if token.startswith('"'):
-            words = _WORD.findall(token)
-            term = " <-> ".join(words)
-            term = f"({term})" if len(words) > 1 else term
-        else:
-            words = [w for w in _WORD.findall(token) if w.upper() not in _OPERATORS]
-            if not words:
-                continue
-            prefix = ":*" if token.endswith("*") else ""
-            term = " <-> ".join([*words[:-1], words[-1] + prefix])
-            term = f"({term})" if len(words) > 1 else term
-        if not words:
-            continue
-        if negate:
-            term, negate = f"!{term}", False
-        parts.append((pending_op if parts else "") + term)
-        pending_op = " & "
+    folded = fold(query)
+    parts = _structured(folded) if _STRUCTURED.match(folded) and folded.count('"') % 2 == 0 else None
+    if parts is None:
+        words = [w for w in _WORD.findall(folded) if w not in _OPERATORS]
+        return " | ".join(words)
     return "".join(parts)
+
+
+def _structured(query: str) -> list[str] | None:
+    parts: list[str] = []
+    op: str | None = None
+    for token in _QUERY_TOKEN.findall(query):
+        if token in ("OR", "AND", "NOT", "NEAR"):
+            if token == "NEAR" or op is not None or not parts:
+                return None  # FTS5: a syntax error
+            op = {"OR": " | ", "AND": " & ", "NOT": " & !"}[token]
+            continue
+        words = _WORD.findall(token)
+        if not words:
+            if token.strip('"'):
+                return None  # a bare "*"
+            continue
+        prefix = ":*" if token.endswith("*") and not token.startswith('"') else ""
+        term = " <-> ".join([*words[:-1], words[-1] + prefix])
+        term = f"({term})" if len(words) > 1 else term
+        parts.append((op or " & " if parts else "") + term)
+        op = None
+    return None if op is not None else parts
 
 
 def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, Any]]:
@@ -279,10 +310,12 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
         params["since"] = f.since
     condition = " AND ".join(where)
     sql = text(
-        f"WITH matches AS (SELECT s.*, q FROM search_index s, to_tsquery('english', :q) q WHERE {condition} "
-        "ORDER BY rowid DESC LIMIT :window), "
-        f"best AS (SELECT *, {_PG_RANK} AS score FROM matches ORDER BY score DESC, rowid DESC LIMIT :limit) "
-        f"SELECT item_type, item_id, title, updated_at, {_PG_HEADLINE} AS snip, score FROM best "
+        "WITH matches AS (SELECT search_index.*, q FROM search_index, to_tsquery('english', :q) q "
+        f"WHERE {condition} ORDER BY rowid DESC LIMIT :window), "
+        f"best AS (SELECT *, {_PG_RANK} AS score, {_PG_SOURCE} AS source FROM matches "
+        "ORDER BY score DESC, rowid DESC LIMIT :limit) "
+        f"SELECT item_type, item_id, title, updated_at, ts_headline('english', source, q, {_PG_HEADLINE}) AS snip, "
+        f"left(source, {_EDGE}) AS head, right(source, {_EDGE}) AS tail, score FROM best "
         "ORDER BY score DESC, rowid DESC"
     )
     rows = conn.execute(sql, params)
@@ -291,9 +324,9 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
             "type": item_type,
             "id": int(item_id),
             "title": title,
-            "snippet": _clip(snip or title),
+            "snippet": _clip(_ellipses(snip, head, tail) or title),
             "score": float(f"{float(score):.6g}"),
             "updated_at": updated_at,
         }
-        for item_type, item_id, title, updated_at, snip, score in rows
+        for item_type, item_id, title, updated_at, snip, head, tail, score in rows
     ]

@@ -4,8 +4,9 @@ Revision ID: 0003
 Revises: 0002
 
 SQLite's index is the FTS5 table of 0002; nothing changes there. On PostgreSQL the rowid is the
-same fixed number per item as in FTS5 (homeport.store.search.index_rowid), the title weighs most
-(A), then the tags (B), then the body (D), as the bm25 weights 4 : 2 : 1 do on SQLite.
+same fixed number per item as in FTS5 (homeport.store.search.index_rowid). `document` is written
+with each row (homeport.store.search): title weight A, tags B, body D, from the text with its
+diacritics removed, as FTS5's unicode61 tokenizer does.
 """
 
 from alembic import op
@@ -26,11 +27,7 @@ CREATE TABLE search_index (
     title TEXT NOT NULL DEFAULT '',
     body TEXT NOT NULL DEFAULT '',
     tags TEXT NOT NULL DEFAULT '',
-    document TSVECTOR GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', title), 'A')
-        || setweight(to_tsvector('english', tags), 'B')
-        || setweight(to_tsvector('english', body), 'D')
-    ) STORED
+    document TSVECTOR NOT NULL
 )
 """
 
