@@ -27,6 +27,7 @@ from homeport.store.schema import metadata
 from homeport.store.transfer import _collect, export_memory, import_memory
 
 NEW_IN_0002 = {"system_patterns", "links"}
+NEW_IN_0004 = {"item_uids"}  # 0003 adds PostgreSQL's search index only
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
 
 
@@ -58,7 +59,7 @@ def index_columns(store: Store) -> list[str]:
 def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
-    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | {"alembic_version"}
+    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | {"alembic_version"}
     assert index_columns(bare) == ["item_type", "item_id", "category", "updated_at", "title", "body", "tags"]
     d = decisions.log_decision(bare, "works at head", tags=["t"])
     p = patterns.log_system_pattern(bare, "p", "d")
@@ -260,6 +261,9 @@ def test_downgrade_to_0001_keeps_the_old_items_and_upgrading_again_reindexes_the
     assert "category" not in index_columns(bare)
     upgrade(bare.engine)
     after = _collect(bare)
+    # The uids went with the downgrade; upgrading again gives each item a new one (same creation time).
+    for section in ("decisions", "custom_data"):
+        assert all(item.pop("uid") for item in after[section]) and all(item.pop("uid") for item in before[section])
     assert after["decisions"] == before["decisions"] and after["custom_data"] == before["custom_data"]
     assert after["system_patterns"] == [] and after["links"] == []
     assert hits(bare, "survives", tags_any=["KEPT"]) == [("decision", d["id"])]

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
@@ -405,7 +405,9 @@ class Prepared:
         """Run an INSERT; the new row's id."""
         if conn.dialect.name != "sqlite":
             result = conn.execute(self.statement, _without_null_id(params))
-            row_id = int(result.inserted_primary_key[0])
+            key = result.inserted_primary_key
+            assert key is not None  # an INSERT that did not raise inserted a row
+            row_id = int(key[0])
             if params.get("id") is not None:  # an id given (an import): the sequence must not hand it out again
                 advance_sequence(conn, self.statement.table.name, row_id)
             return row_id

@@ -211,7 +211,8 @@ class PostgresStores:
         """Each registered workspace's key and the revision its schema was last migrated to."""
         self.ensure_registry()
         with self.engine.connect() as conn:
-            return dict(conn.exec_driver_sql(f"SELECT key, revision FROM {_REGISTRY} ORDER BY key").all())  # type: ignore[arg-type]
+            rows = conn.exec_driver_sql(f"SELECT key, revision FROM {_REGISTRY} ORDER BY key").all()
+            return {str(key): str(revision) for key, revision in rows}
 
     def check_revisions(self) -> None:
         """Refuse a database where some workspace is at a revision this version does not know.

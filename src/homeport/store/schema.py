@@ -27,6 +27,7 @@ __all__ = [
     "custom_data",
     "decisions",
     "item_tags",
+    "item_uids",
     "links",
     "metadata",
     "progress",
@@ -140,4 +141,16 @@ item_tags = Table(
     Column("tag_key", String(200), nullable=False),
     PrimaryKeyConstraint("item_type", "item_id", "tag_key", name="pk_item_tags"),
     Index("ix_item_tags_key", "tag_key"),
+)
+
+# The identity of an item across machines (a ULID), beside the short per-store id agents use. Kept out
+# of the item tables so every tool result stays as it was; exports carry it and imports keep it.
+item_uids = Table(
+    "item_uids",
+    metadata,
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("uid", String(26), nullable=False),
+    PrimaryKeyConstraint("item_type", "item_id", name="pk_item_uids"),
+    UniqueConstraint("uid", name="uq_item_uids_uid"),
 )

@@ -62,10 +62,11 @@ def index_item(
     category: str | None = None,
 ) -> None:
     rowid = index_rowid(item_type, item_id)
+    tag_text = " ".join(tags)
     row = {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body}
-    row["g"] = " ".join(tags)
+    row["g"] = tag_text
     if conn.dialect.name != "sqlite":
-        row.update(fti=fold(title), fb=fold(body), fg=fold(row["g"]))
+        row.update(fti=fold(title), fb=fold(body), fg=fold(tag_text))
         conn.execute(_PG_INDEX, row)
         return
     raw = driver(conn)

@@ -37,7 +37,7 @@ from homeport.store._transfer_files import (
 from homeport.store._transfer_read import SECTIONS, read_section, refuse_lost_items
 from homeport.store.contexts import write_context
 from homeport.store.custom_data import upsert_custom_data
-from homeport.store.database import SCHEMA_REVISION, Store
+from homeport.store.database import SCHEMA_REVISION, Store, advance_sequence
 from homeport.store.decisions import insert_decision
 from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
@@ -48,11 +48,13 @@ from homeport.store.schema import (
     custom_data,
     decisions,
     item_tags,
+    item_uids,
     links,
     progress,
     system_patterns,
 )
 from homeport.store.tags import tags_of
+from homeport.store.uids import assign_uid, forget_uid, uids_of
 
 __all__ = ["DEFAULT_EXPORT_DIR", "MAX_FILE_BYTES", "export_memory", "import_memory", "inside_workspace"]
 
@@ -164,7 +166,7 @@ class _DryRun(Exception):
 
 
 def _empty(conn: Connection) -> None:
-    for table in (links, item_tags, context_history, contexts, custom_data, system_patterns, decisions):
+    for table in (links, item_tags, item_uids, context_history, contexts, custom_data, system_patterns, decisions):
         conn.execute(delete(table))
     conn.execute(progress.update().values(parent_id=None))  # any tree shape, even a damaged one with a cycle
     conn.execute(delete(progress))
@@ -196,17 +198,20 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
 
 def _collect_in(conn: Connection) -> dict[str, list[dict[str, Any]]]:
     data: dict[str, list[dict[str, Any]]] = {s: [] for s in SECTIONS}
-    for section, table, item_type in (
-        ("decisions", decisions, "decision"),
-        ("progress", progress, None),
-        ("system_patterns", system_patterns, "system_pattern"),
-        ("custom_data", custom_data, None),
-        ("links", links, None),
+    for section, table, item_type, uid_type in (
+        ("decisions", decisions, "decision", "decision"),
+        ("progress", progress, None, "progress"),
+        ("system_patterns", system_patterns, "system_pattern", "system_pattern"),
+        ("custom_data", custom_data, None, "custom_data"),
+        ("links", links, None, None),
     ):
         rows = [row_dict(r) for r in conn.execute(select(table).order_by(table.c.id))]
         if item_type:
             tags = tags_of(conn, item_type, [r["id"] for r in rows])
             rows = [{**r, "tags": tags.get(r["id"], [])} for r in rows]
+        if uid_type:
+            uids = uids_of(conn, uid_type, [r["id"] for r in rows])
+            rows = [{**r, "uid": uids[r["id"]]} if r["id"] in uids else r for r in rows]
         for row in rows:
             row.pop("name_key", None)
             if section == "custom_data":
@@ -249,8 +254,11 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 created_at=d["created_at"],
                 updated_at=d["updated_at"],
             )
+            _keep_uid(conn, "decision", d["id"], d)
         at[:] = ["progress", "entries", None]
         _load_progress(conn, data["progress"])
+        for p in data["progress"]:
+            _keep_uid(conn, "progress", p["id"], p)
         cycle = find_cycle(conn)
         if cycle:
             raise InvalidItemError(
@@ -271,6 +279,7 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 updated_at=p["updated_at"],
             )
             local_ids[("system_pattern", p["id"])] = written["id"]
+            _keep_uid(conn, "system_pattern", written["id"], p)
         for c in each("custom_data"):
             written = upsert_custom_data(
                 conn,
@@ -282,6 +291,7 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 updated_at=c["updated_at"],
             )
             local_ids[("custom_data", c["id"])] = written["id"]
+            _keep_uid(conn, "custom_data", written["id"], c)
         for kind in ("product", "active"):
             at[:] = [f"{kind}_context", "versions", None]
             _load_context(conn, kind, data[f"{kind}_context"])
@@ -301,11 +311,19 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
             wanted = _free_id(conn, links, link["id"])
             if result["created"] and wanted is not None and wanted != result["id"]:
                 conn.execute(links.update().where(links.c.id == result["id"]).values(id=wanted))
+                if conn.dialect.name != "sqlite":
+                    advance_sequence(conn, "links", wanted)
     except HomeportError as exc:
         section, index, item_id = at
         named = f"{section} item {index}" + (f" (id {item_id})" if item_id is not None else "")
         raise InvalidItemError(f"{named}: {exc.message}; nothing was imported") from exc
     return {section: len(items) for section, items in data.items()}
+
+
+def _keep_uid(conn: Connection, item_type: str, item_id: int, item: dict[str, Any]) -> None:
+    """The item keeps the uid the export gave it (an export from before uids has none: it keeps its new one)."""
+    if item.get("uid"):
+        assign_uid(conn, item_type, item_id, item["uid"])
 
 
 def _load_context(conn: Connection, kind: str, versions: list[dict[str, Any]]) -> None:
@@ -364,4 +382,5 @@ def _drop_existing(conn: Connection, table: Any, item_type: str, item_id: int) -
     if conn.execute(select(table.c.id).where(table.c.id == item_id)).first() is not None:
         conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
         search_index.unindex_item(conn, item_type, item_id)
+        forget_uid(conn, item_type, item_id)
         conn.execute(delete(table).where(table.c.id == item_id))
