@@ -60,7 +60,7 @@ def engine_for(url: str, *, pool_size: int = 5) -> Engine:
     try:
         parsed = make_url(url.replace("postgres://", "postgresql://", 1) if url.startswith("postgres://") else url)
     except ArgumentError as exc:
-        raise ConfigError(f"--store {url!r} is not a database URL; use postgresql://user@host/db") from exc
+        raise ConfigError("the store URL does not parse; use postgresql://user:password@host:port/db") from exc
     if parsed.get_backend_name() != "postgresql":
         raise ConfigError(
             f"--store {shown_url(url)}: only PostgreSQL is supported (postgresql://user@host/db); "
