@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 import subprocess
 import sys
 import uuid
@@ -15,7 +14,7 @@ from mcp import Client
 from sqlalchemy import text
 
 from homeport.errors import StoreTooNewError
-from homeport.store import SCHEMA_REVISION, Store, decisions, search, store_path_for
+from homeport.store import SCHEMA_REVISION, decisions, search, store_path_for
 from homeport.store.postgres import PostgresStores, schema_for
 
 pytestmark = pytest.mark.postgres
@@ -106,14 +105,6 @@ def test_a_database_migrated_by_a_newer_homeport_is_refused_naming_the_revision(
     assert "Upgrade Homeport" in served.stderr and "password" not in served.stderr
     migrated = subprocess.run([HOMEPORT, "migrate"], capture_output=True, text=True, env=env, timeout=60)
     assert migrated.returncode == 1 and "revision 9999" in migrated.stderr
-
-
-def test_a_sqlite_store_of_a_newer_homeport_is_refused_too(tmp_path):
-    Store.open(tmp_path, create=True).close()
-    with sqlite3.connect(store_path_for(tmp_path)) as raw:
-        raw.execute("UPDATE alembic_version SET version_num = '9999'")
-    with pytest.raises(StoreTooNewError, match=r"revision 9999, newer than this Homeport knows \(its newest is "):
-        Store.open(tmp_path, create=True)
 
 
 def _fresh_database(base_url: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.errors import InvalidItemError, ItemNotFoundError, StoreTooNewError
 from homeport.store import (
     SCHEMA_REVISION,
     Store,
@@ -333,3 +333,11 @@ def test_evicted_stores_are_closed_and_no_store_file_stays_open_after_close(tmp_
         decisions.log_decision(cache.get(tmp_path / f"w{i}", create=True), "x")
     cache.close()
     assert _open_files_under(tmp_path) == 0
+
+
+def test_a_sqlite_store_of_a_newer_homeport_is_refused_too(tmp_path):
+    Store.open(tmp_path, create=True).close()
+    with sqlite3.connect(store_path_for(tmp_path)) as raw:
+        raw.execute("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(StoreTooNewError, match=r"revision 9999, newer than this Homeport knows \(its newest is "):
+        Store.open(tmp_path, create=True)

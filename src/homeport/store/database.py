@@ -126,6 +126,11 @@ class Store:
             ) from exc
         return store
 
+    @property
+    def where(self) -> str:
+        """The store, named for messages: its file (a PostgreSQL store: the URL without password, and the key)."""
+        return str(self.path)
+
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
         """A connection for reads (one consistent snapshot for the block)."""

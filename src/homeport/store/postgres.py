@@ -78,7 +78,8 @@ class PostgresStore(Store):
         self.root = Path(key)
         self.key = key
         self.schema = schema
-        self.path = Path(f"{shown_url(stores.url)}#{key}")  # for messages
+        self.path = Path(key)  # no file; messages use `where`
+        self._where = f"{shown_url(stores.url)} (workspace {key})"
         self._stores = stores
         self._write_lock = threading.Lock()
         self._lock_id = _lock_id(schema)
@@ -113,11 +114,15 @@ class PostgresStore(Store):
                         conn.rollback()
                     raise
         except SQLAlchemyError as exc:
-            raise StoreError(f"{doing} the store {self.path} failed: {_cause(exc)}") from exc
+            raise StoreError(f"{doing} the store {self._where} failed: {_cause(exc)}") from exc
         except UnicodeEncodeError as exc:
             raise InvalidItemError(
                 f"text contains characters that are not valid Unicode ({exc.reason}); send UTF-8 text"
             ) from exc
+
+    @property
+    def where(self) -> str:
+        return self._where
 
     @property
     def url(self) -> str:

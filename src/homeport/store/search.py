@@ -311,14 +311,21 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
         params["since"] = f.since
     condition = " AND ".join(where)
     sql = text(
-        "WITH matches AS (SELECT search_index.*, q FROM search_index, to_tsquery('english', :q) q "
+        # Only the rowid and the tsvector of the window are read; the text of the best `limit` rows after.
+        "WITH matches AS (SELECT rowid, document, q FROM search_index, to_tsquery('english', :q) q "
         f"WHERE {condition} ORDER BY rowid DESC LIMIT :window), "
-        f"best AS (SELECT *, {_PG_RANK} AS score, {_PG_SOURCE} AS source FROM matches "
-        "ORDER BY score DESC, rowid DESC LIMIT :limit) "
+        f"best AS (SELECT rowid, q, {_PG_RANK} AS score FROM matches "
+        "ORDER BY score DESC, rowid DESC LIMIT :limit), "
+        f"found AS (SELECT s.*, best.q, best.score, {_PG_SOURCE} AS source FROM best "
+        "JOIN search_index s ON s.rowid = best.rowid) "
         f"SELECT item_type, item_id, title, updated_at, ts_headline('english', source, q, {_PG_HEADLINE}) AS snip, "
-        f"left(source, {_EDGE}) AS head, right(source, {_EDGE}) AS tail, score FROM best "
+        f"left(source, {_EDGE}) AS head, right(source, {_EDGE}) AS tail, score FROM found "
         "ORDER BY score DESC, rowid DESC"
     )
+    # psycopg prepares a statement run five times, and PostgreSQL then plans it once for any query: a plan
+    # that walks the rowid index and tests every row, fine for a frequent word and a full scan for a rare
+    # one (measured at 100,000 items: 43 ms instead of 3). Planned for each query's words instead.
+    conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
     rows = conn.execute(sql, params)
     return [
         {

@@ -202,7 +202,7 @@ def copy_memory(
         if any(_collect_in(conn).values()):
             if not replace:
                 raise InvalidItemError(
-                    f"the target {target.path} already holds memory; pass --replace to overwrite it, or copy to "
+                    f"the target {target.where} already holds memory; pass --replace to overwrite it, or copy to "
                     "an empty workspace"
                 )
             _empty(conn)
@@ -214,7 +214,7 @@ def copy_memory(
         if found != expected:
             differing = sorted(s for s in data if dump_json(data[s]) != dump_json(copied[s]))
             raise InvalidItemError(
-                f"the copy in {target.path} differs from {source.path} in {', '.join(differing)} (checksum "
+                f"the copy in {target.where} differs from {source.where} in {', '.join(differing)} (checksum "
                 f"{found[:12]} != {expected[:12]}); nothing was committed"
             )
     if progress is not None:
