@@ -16,7 +16,7 @@ def test_workspace_exports():
             "CallInputs",
             "DeniedDirectories",
             "HandleEntry",
-            "HandleRegistry",
+            "HandleSigner",
             "ProjectRoot",
             "Resolution",
             "ResolverSettings",

@@ -17,7 +17,7 @@ from homeport.errors import (
 )
 from homeport.workspace import (
     CallInputs,
-    HandleRegistry,
+    HandleSigner,
     ResolverSettings,
     Source,
     WorkspaceGuard,
@@ -33,9 +33,13 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
+def signer(**kw) -> HandleSigner:
+    return HandleSigner(lambda: b"a deployment secret of thirty-two bytes or more", **kw)
+
+
 def resolver(home: Path, *, allow=(), handles=None, **kw) -> WorkspaceResolver:
     guard = WorkspaceGuard(denied=default_denied(home.resolve()), allow_roots=tuple(p.resolve() for p in allow))
-    return WorkspaceResolver(ResolverSettings(guard=guard, **kw), handles or HandleRegistry())
+    return WorkspaceResolver(ResolverSettings(guard=guard, **kw), handles or signer())
 
 
 def project(base: Path, name: str, marker: str = ".git") -> Path:
@@ -253,7 +257,7 @@ def test_require_explicit_refuses_implicit_writes_but_allows_reads(tmp_path, hom
 
 def test_handles_resolve_only_for_the_principal_that_minted_them(tmp_path, home):
     a = project(tmp_path, "a")
-    handles = HandleRegistry()
+    handles = signer()
     r = resolver(home, handles=handles)
     handle = handles.mint("alice", a)
     assert r.resolve(CallInputs(principal="alice", argument=handle)).workspace.root == a
@@ -263,7 +267,7 @@ def test_handles_resolve_only_for_the_principal_that_minted_them(tmp_path, home)
 
 def test_handles_expire(tmp_path):
     now = [0.0]
-    handles = HandleRegistry(ttl_seconds=10, clock=lambda: now[0])
+    handles = signer(ttl_seconds=10, clock=lambda: now[0])
     h = handles.mint("p", tmp_path)
     now[0] = 9.9
     assert handles.lookup(h, "p").root == tmp_path
@@ -275,7 +279,7 @@ def test_handles_expire(tmp_path):
 def test_handles_are_rechecked_against_the_guards(tmp_path, home):
     inside, outside = (tmp_path / "in"), project(tmp_path, "out")
     inside.mkdir()
-    handles = HandleRegistry()
+    handles = signer()
     h = handles.mint("local", outside)
     with pytest.raises(WorkspaceDeniedError):
         resolver(home, allow=[inside], handles=handles).resolve(CallInputs(argument=h))

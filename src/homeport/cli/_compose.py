@@ -152,6 +152,8 @@ def serve_settings(
         auth=auth,
         environ=dict(os.environ),
         state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
+        # The secret every process of a deployment signs workspace handles with (else the store's or a file's).
+        handle_key=os.environ.get("HOMEPORT_HANDLE_KEY") or None,
     )
 
 

@@ -19,6 +19,7 @@ from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
+from homeport.workspace.handles import derive_key
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
 
@@ -31,6 +32,8 @@ INSTRUCTIONS = (
     "absolute path, or a handle from use_workspace) and every result says which workspace it used; if unsure, "
     "call where_am_i first. Start a session with get_active_context and get_decisions."
 )
+# The SDK derives its AES key from this with HKDF; handles use another label of the same secret.
+_REQUEST_STATE_KEY_LABEL = b"homeport/request-state/v1"
 
 
 async def _roots_changed(ctx: Any, call_next: Any) -> Any:
@@ -48,7 +51,24 @@ def build_server(runtime: Runtime) -> MCPServer:
         log_level="WARNING",
         tools=build_tools(CATALOG.in_groups(runtime.settings.tool_groups), runtime),
         **_auth_options(runtime),
+        **_request_state_options(runtime),
     )
+
+
+def _request_state_options(runtime: Runtime) -> dict[str, Any]:
+    """Over HTTP, the SDK's sealed request state (2026-07-28 multi-round-trip calls) under a key derived
+    from the deployment's secret instead of one made up by this process, so that the retry of a call
+    may land on any process of the deployment. Read at start: a store that cannot give it stops it there.
+
+    Raises:
+        ConfigError, StoreError: the deployment's secret cannot be read (`server.deployment`).
+    """
+    if runtime.settings.transport != "http":
+        return {}
+    from mcp.server.mcpserver import RequestStateSecurity
+
+    key = derive_key(runtime.secret(), _REQUEST_STATE_KEY_LABEL)
+    return {"request_state_security": RequestStateSecurity(keys=[key])}
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:

@@ -7,12 +7,13 @@ call would land does not load SQLAlchemy or the tool models.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.server.settings import ServeSettings
 from homeport.workspace import (
-    HandleRegistry,
+    HandleSigner,
     ResolverSettings,
     WorkspaceGuard,
     WorkspaceResolver,
@@ -28,12 +29,15 @@ def data_dir_of(settings: ServeSettings) -> Path:
     return settings.data_dir or Path(os.path.realpath(settings.home)) / ".local" / "share" / "homeport"
 
 
-def build_resolver(settings: ServeSettings) -> WorkspaceResolver:
-    """The resolver with its guard (denied directories, --allow-root, Homeport's own data) and handles.
+def build_resolver(settings: ServeSettings, secret: Callable[[], bytes] | None = None) -> WorkspaceResolver:
+    """The resolver with its guard (denied directories, --allow-root, Homeport's own data) and handles
+    signed with `secret` (default: `HOMEPORT_HANDLE_KEY`, else the data directory's key file).
 
     Raises:
-        ConfigError: an --allow-root that is not an existing directory.
+        ConfigError: an --allow-root that is not an existing directory; a HOMEPORT_HANDLE_KEY too short.
     """
+    from homeport.server.deployment import deployment_secret
+
     home = Path(os.path.realpath(settings.home))
     allow = tuple(_allowed_root(p) for p in settings.allow_roots)
     # Homeport's own data (file areas, tokens) is never a workspace, whatever the allowlist says.
@@ -51,7 +55,7 @@ def build_resolver(settings: ServeSettings) -> WorkspaceResolver:
             cwd=settings.cwd,
             require_explicit=settings.require_explicit_workspace,
         ),
-        HandleRegistry(ttl_seconds=settings.handle_ttl_seconds),
+        HandleSigner(secret or deployment_secret(settings), ttl_seconds=settings.handle_ttl_seconds),
     )
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from homeport.projectdb import ProjectDatabases
 from homeport.registry import InstanceRegistry
 from homeport.server.access import WorkspaceAccess
+from homeport.server.deployment import deployment_secret
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver, data_dir_of
@@ -16,7 +18,7 @@ from homeport.server.settings import ServeSettings
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
     CallInputs,
-    HandleRegistry,
+    HandleSigner,
     Workspace,
     WorkspaceResolver,
 )
@@ -37,11 +39,13 @@ class CallCounts:
 class Runtime:
     settings: ServeSettings
     resolver: WorkspaceResolver
-    handles: HandleRegistry
+    handles: HandleSigner
     stores: StoreCache
     files: FileAreaService
     databases: ProjectDatabases
     access: WorkspaceAccess
+    # The deployment's secret (server.deployment), read on first use: what lets processes verify each other.
+    secret: Callable[[], bytes]
     forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
     counts: CallCounts = field(default_factory=CallCounts)
 
@@ -74,7 +78,13 @@ def build_runtime(settings: ServeSettings) -> Runtime:
     Raises:
         ConfigError: an --allow-root that is not an existing directory.
     """
-    resolver = build_resolver(settings)
+    stores = _stores(settings)
+    try:
+        secret = deployment_secret(settings, stores.postgres)
+        resolver = build_resolver(settings, secret)
+    except BaseException:
+        stores.close()
+        raise
     data_dir = data_dir_of(settings)
     # One cache of the directory for file areas and workspace access: one reload per change.
     directory = DirectoryCache(settings.directory_file)
@@ -83,10 +93,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         settings=settings,
         resolver=resolver,
         handles=resolver.handles,
-        stores=_stores(settings),
+        stores=stores,
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
         access=WorkspaceAccess(directory, auth=settings.auth),
+        secret=secret,
         forwarder=(
             Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
             if settings.state_dir

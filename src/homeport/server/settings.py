@@ -25,6 +25,8 @@ class ServeSettings:
     # postgresql://...: every workspace's memory in that one database (a schema each) instead of SQLite files.
     store_url: str | None = None
     handle_ttl_seconds: float = 24 * 3600
+    # HOMEPORT_HANDLE_KEY: the secret every process of a deployment signs handles with (see server.deployment).
+    handle_key: str | None = field(default=None, repr=False)
     # How long a 2025-era client gets to answer roots/list before the connection goes on without roots.
     roots_timeout_seconds: float = 5.0
     tool_groups: tuple[str, ...] = ("workspace", "memory", "files", "db")

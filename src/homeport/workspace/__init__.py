@@ -1,7 +1,7 @@
 """Which workspace a call belongs to: sources, normalisation, guards, handles. No MCP imports."""
 
 from homeport.workspace.guards import DeniedDirectories, ProjectRoot, WorkspaceGuard, default_denied
-from homeport.workspace.handles import HandleEntry, HandleRegistry
+from homeport.workspace.handles import HandleEntry, HandleSigner
 from homeport.workspace.paths import canonical_directory, decode_candidate, is_within, within_any
 from homeport.workspace.resolver import (
     CLIENT_ENV_VARS,
@@ -20,7 +20,7 @@ __all__ = [
     "CallInputs",
     "DeniedDirectories",
     "HandleEntry",
-    "HandleRegistry",
+    "HandleSigner",
     "ProjectRoot",
     "Resolution",
     "ResolverSettings",

@@ -24,7 +24,7 @@ from homeport.errors import (
     WorkspaceUnresolvedError,
 )
 from homeport.workspace.guards import WorkspaceGuard
-from homeport.workspace.handles import HandleRegistry
+from homeport.workspace.handles import HandleSigner
 from homeport.workspace.paths import canonical_directory, within_any
 from homeport.workspace.sources import EXPLICIT_SOURCES, Source
 
@@ -114,7 +114,7 @@ class Resolution:
 class WorkspaceResolver:
     """Tie a call to one workspace, or explain precisely why it cannot be tied to any."""
 
-    def __init__(self, settings: ResolverSettings, handles: HandleRegistry) -> None:
+    def __init__(self, settings: ResolverSettings, handles: HandleSigner) -> None:
         self.settings = settings
         self.handles = handles
 
