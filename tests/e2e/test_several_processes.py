@@ -29,7 +29,7 @@ from mcp.types import ListRootsResult, Root
 from ._serving import Served, serving
 from ._support import clean_env, error_text, make_project, ok
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.postgres]
 
 PROCESSES = 3
 
@@ -200,6 +200,7 @@ async def test_concurrent_writers_through_every_process_lose_nothing_and_duplica
                     else ("log_custom_data", {"category": f"writer{n}", "key": f"w{k}", "value": summary})
                 )
                 result = ok(await client.call_tool(tool, {"workspace": handle, **args}))
+                assert result["workspace"]["root"] == str(app)
                 acknowledged.append((tool, summary))
 
     with anyio.fail_after(240):
