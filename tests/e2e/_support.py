@@ -7,11 +7,15 @@ variable that could name a workspace has been removed, so a test sees only the s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,10 +38,23 @@ STOP_DEADLINE_S = 10.0
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """A copy of os.environ without HOMEPORT_* and client workspace hints, plus `extra`."""
+    """A copy of os.environ without HOMEPORT_* and client workspace hints, plus `extra`.
+
+    Unless `extra` names a HOME, the data directory is a scratch one: a server writes its deployment
+    key there on the first handle, and a test run must leave the real home directory as it was.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_") and k not in _SOURCE_VARS}
+    if "HOME" not in extra:
+        env["HOMEPORT_DATA_DIR"] = str(_scratch_data_dir())
     env.update(extra)
     return env
+
+
+@functools.cache
+def _scratch_data_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="homeport-e2e-data-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def serve_args(*extra: str) -> list[str]:

@@ -188,3 +188,12 @@ async def test_on_postgresql_the_store_is_the_deployment_whatever_the_data_direc
         minting.close()
         other.close()
     assert not (tmp_path / "one" / KEY_FILE).exists() and not (tmp_path / "two" / KEY_FILE).exists()
+
+
+def test_a_server_that_never_sees_a_handle_never_reads_or_creates_the_key(tmp_path):
+    runtime = build_runtime(_settings(tmp_path, "d", transport="http"))
+    try:
+        build_server(runtime)
+    finally:
+        runtime.close()
+    assert not (tmp_path / "d").exists()

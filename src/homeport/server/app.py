@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import RequestStateSecurity
+from mcp.server.request_state import AESGCMRequestStateCodec
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -58,17 +60,30 @@ def build_server(runtime: Runtime) -> MCPServer:
 def _request_state_options(runtime: Runtime) -> dict[str, Any]:
     """Over HTTP, the SDK's sealed request state (2026-07-28 multi-round-trip calls) under a key derived
     from the deployment's secret instead of one made up by this process, so that the retry of a call
-    may land on any process of the deployment. Read at start: a store that cannot give it stops it there.
-
-    Raises:
-        ConfigError, StoreError: the deployment's secret cannot be read (`server.deployment`).
-    """
+    may land on any process of the deployment."""
     if runtime.settings.transport != "http":
         return {}
-    from mcp.server.mcpserver import RequestStateSecurity
+    return {"request_state_security": RequestStateSecurity(codec=_DeploymentCodec(runtime.secret))}
 
-    key = derive_key(runtime.secret(), _REQUEST_STATE_KEY_LABEL)
-    return {"request_state_security": RequestStateSecurity(keys=[key])}
+
+class _DeploymentCodec:
+    """The SDK's AES-GCM request-state codec, keyed from the deployment's secret when first used (as
+    handles are: a server that never needs the secret never reads or creates it)."""
+
+    def __init__(self, secret: Callable[[], bytes]) -> None:
+        self._secret = secret
+        self._codec: AESGCMRequestStateCodec | None = None
+
+    def _inner(self) -> AESGCMRequestStateCodec:
+        if self._codec is None:
+            self._codec = AESGCMRequestStateCodec([derive_key(self._secret(), _REQUEST_STATE_KEY_LABEL)])
+        return self._codec
+
+    def seal(self, payload: bytes) -> str:
+        return self._inner().seal(payload)
+
+    def unseal(self, token: str) -> bytes:
+        return self._inner().unseal(token)
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:
