@@ -264,6 +264,10 @@ def _banner(runtime: Runtime) -> str:
     if s.auth and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
         access += " (none minted yet: `homeport tokens add AGENT`)"
     note = ""
+    if s.store_url:
+        from homeport.store.postgres import shown_url
+
+        access += f"; memory in {shown_url(s.store_url)}"
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (

@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.Column("uid", sa.String(26), nullable=False),
         sa.PrimaryKeyConstraint("item_type", "item_id", name="pk_item_uids"),
         sa.UniqueConstraint("uid", name="uq_item_uids_uid"),
+        sqlite_with_rowid=False,
     )
     bind = op.get_bind()
     rows = [
