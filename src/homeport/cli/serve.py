@@ -176,8 +176,9 @@ def serve(
         )
     for url in public_urls:
         parse_public_url(url)
-    port = own_workspaces(
+    port, owner_token_file = own_workspaces(
         own=own,
+        auth=auth,
         dirs=own_dirs,
         take_over=take_over,
         use_http=use_http,
@@ -208,6 +209,7 @@ def serve(
         header_timeout_seconds=header_timeout,
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,
+        owner_token_file=owner_token_file,
     )
     runtime = build_runtime(settings)
     try:

@@ -63,6 +63,7 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
         return {}
     if settings.tokens_file is None:
         raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
+    from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
     from pydantic import AnyHttpUrl
 
@@ -72,8 +73,13 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     tokens = TokenStore(settings.tokens_file)
     tokens.check()  # a broken token file stops the start here, with one clear line
     base = resource_base(settings, settings.port)
+    verifier: TokenVerifier = TokenStoreVerifier(tokens)
+    if settings.owner_token_file is not None:
+        from homeport.server.owner_token import OwnerTokenVerifier
+
+        verifier = OwnerTokenVerifier(verifier, settings.owner_token_file.read_text(encoding="utf-8").strip())
     return {
-        "token_verifier": TokenStoreVerifier(tokens),
+        "token_verifier": verifier,
         # The issuer is required by the SDK but advertised nowhere: build_http_app replaces the metadata.
         "auth": AuthSettings(
             issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False

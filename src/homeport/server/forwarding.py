@@ -3,11 +3,12 @@
     front end: resolution, guards, access (as for a local call)
       -> the registry names a live owner for the workspace's root (not this process)
       -> tools/call on the owner over Streamable HTTP, the root in X-Workspace-Id,
-         the owner's token when it has one; the owner resolves and guards again
+         the owner's token and the calling agent when it has one (`server.owner_token`);
+         the owner resolves, guards and checks the agent's access again
       -> the owner's CallToolResult, returned as it came (errors included)
 
 The registry is read again only when its file changes (a `stat` per call otherwise). An SDK
-client to an owner is opened once per owner and workspace, on the server's own event loop, and
+client to an owner is opened once per owner, workspace and agent, on the server's own event loop, and
 shared by every call after it (no thread hop, no handshake per call). An owner that stops
 answering fails that one call with `owner_unavailable`; its entry is pruned and the next call for
 the workspace is served here.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 from pydantic_core import to_jsonable_python
 
-from homeport.errors import OwnerUnavailableError, RegistryError
+from homeport.errors import OwnerUnavailableError, RegistryError, WorkspaceAccessDeniedError
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Forwarder", "forwards"]
 
-_Key = tuple[str, int, str]  # (endpoint, pid, workspace root)
+_Key = tuple[str, int, str, str | None]  # (endpoint, pid, workspace root, agent)
 # (the client once connected, its keeper's stop, the keeper task)
 _Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
 
@@ -112,19 +113,28 @@ class Forwarder:
 
     # -- the call
 
-    async def forward(self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any]) -> Any:
-        """The owner's `CallToolResult` for `tool` on `root`.
+    async def forward(
+        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+    ) -> Any:
+        """The owner's `CallToolResult` for `tool` on `root`, called as `agent`.
 
         Raises:
+            WorkspaceAccessDeniedError: the owner requires agents (--auth) and the call names none.
             OwnerUnavailableError: the owner did not answer; its entry is pruned.
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
         from mcp.shared.exceptions import MCPError
 
+        if owner.token_ref is not None and agent is None:
+            raise WorkspaceAccessDeniedError(
+                f"{tool}: {owned} is served by pid {owner.pid} at {owner.endpoint}, which requires an agent (--auth), "
+                "and this call names none; start this server with --agent NAME (an agent of the owner's directory), "
+                "or call the owner with the agent's token. Nothing was sent."
+            )
         payload = to_jsonable_python(arguments)
-        key = (owner.endpoint, owner.pid, str(root))
+        key = (owner.endpoint, owner.pid, str(root), agent)
         try:
-            client = await self._client(key, owner, root)
+            client = await self._client(key, owner, root, agent)
             return await client.call_tool(tool, payload)
         except Exception as exc:
             self._drop(key)
@@ -148,7 +158,7 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    async def _client(self, key: _Key, owner: Owner, root: Path) -> Any:
+    async def _client(self, key: _Key, owner: Owner, root: Path, agent: str | None) -> Any:
         """The pooled client for `key` on the running loop, connected by a keeper task on first use.
 
         An SDK client must be entered and left in one task; the keeper task holds it open for the
@@ -161,7 +171,7 @@ class Forwarder:
         if entry is None:
             ready: asyncio.Future[Any] = loop.create_future()
             stop = asyncio.Event()
-            keeper = loop.create_task(_keep(owner, root, ready, stop), name=f"homeport-forward-{owner.pid}")
+            keeper = loop.create_task(_keep(owner, root, agent, ready, stop), name=f"homeport-forward-{owner.pid}")
             entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
         return await asyncio.shield(entry[0])
 
@@ -181,9 +191,9 @@ class Forwarder:
         self._pools.clear()
 
 
-async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+async def _keep(owner: Owner, root: Path, agent: str | None, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
     try:
-        async with _connect(owner, root) as client:
+        async with _connect(owner, root, agent) as client:
             ready.set_result(client)
             await stop.wait()
     except BaseException as exc:
@@ -197,12 +207,16 @@ async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyn
 
 
 @contextlib.asynccontextmanager
-async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
+async def _connect(owner: Owner, root: Path, agent: str | None) -> AsyncIterator[Any]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    from homeport.server.owner_token import AGENT_HEADER
+
     headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
+    if agent is not None:
+        headers[AGENT_HEADER] = agent
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
     url, transport = owner.endpoint + "/mcp", None
     if owner.endpoint.startswith(UNIX_SCHEME):

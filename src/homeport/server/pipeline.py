@@ -178,7 +178,7 @@ class CallPipeline:
         if found is None:
             return None, workspace
         owned, owner = found
-        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments), None
+        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments, agent=request.agent), None
 
     def _owner_of_call(
         self, spec: ToolSpec, request: CallRequest, inputs: CallInputs

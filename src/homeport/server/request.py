@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from homeport.errors import InvalidWorkspaceError
 from homeport.server.forwarding import FORWARDED_HEADER
+from homeport.server.owner_token import AGENT_HEADER, ForwarderToken, forwarded_agent
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
@@ -87,12 +88,20 @@ class McpRequest:
         token = get_access_token()
         if token is None:
             return LOCAL_PRINCIPAL
+        if isinstance(token, ForwarderToken):
+            return self.agent or LOCAL_PRINCIPAL
         return token.subject or token.client_id or LOCAL_PRINCIPAL
 
-    @property
+    @_once
     def agent(self) -> str | None:
-        """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only)."""
+        """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only).
+
+        A call forwarded with this owner's own token names its agent in a header (`server.owner_token`);
+        that header counts with no other token.
+        """
         token = get_access_token()
+        if isinstance(token, ForwarderToken):
+            return forwarded_agent(self.http_request.headers.get(AGENT_HEADER))
         if token is not None:
             return token.subject or token.client_id
         if self.http_request is not None:
