@@ -69,6 +69,7 @@ __all__ = [
     "WorkspaceError",
     "WorkspaceOwnedError",
     "WorkspaceUnresolvedError",
+    "error_for_code",
 ]
 
 
@@ -198,3 +199,19 @@ class DaemonRunningError(DaemonError):
 
 class QuerySyntaxError(ProjectDatabaseError):
     code = "query_syntax_error"
+
+
+def error_for_code(code: str, message: str) -> HomeportError:
+    """The error another instance reported (its `code` and message), as the class that has that code here.
+
+    A code this version does not know keeps its code on a plain `HomeportError`.
+    """
+    pending: list[type[HomeportError]] = [HomeportError]
+    while pending:
+        cls = pending.pop()
+        if cls.code == code:
+            return cls(message)
+        pending.extend(cls.__subclasses__())
+    error = HomeportError(message)
+    error.code = code
+    return error

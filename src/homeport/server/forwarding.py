@@ -123,31 +123,35 @@ class Forwarder:
             OwnerUnavailableError: the owner did not answer; its entry is pruned.
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
-        from mcp.shared.exceptions import MCPError
-
-        if owner.token_ref is not None and agent is None:
-            raise WorkspaceAccessDeniedError(
-                f"{tool}: {owned} is served by pid {owner.pid} at {owner.endpoint}, which requires an agent (--auth), "
-                "and this call names none; start this server with --agent NAME (an agent of the owner's directory), "
-                "or call the owner with the agent's token. Nothing was sent."
-            )
-        payload = to_jsonable_python(arguments)
+        _require_agent(owned, owner, tool, agent)
         key = (owner.endpoint, owner.pid, str(root), agent)
         try:
             client = await self._client(key, owner, root, agent)
-            return await client.call_tool(tool, payload)
+            return await client.call_tool(tool, to_jsonable_python(arguments))
         except Exception as exc:
             self._drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
-            if live and isinstance(exc, MCPError):
-                raise RegistryError(
-                    f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
-                ) from exc
-            raise OwnerUnavailableError(
-                f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) stopped answering "
-                f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
-                "pruned if it is gone; call again and it is served by the next owner, or by this process."
-            ) from exc
+            raise _failure(exc, live, owned, owner, tool) from exc
+
+    def forward_blocking(
+        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+    ) -> Any:
+        """`forward` for a process without an event loop (the shell): one connection, closed after the call.
+
+        Raises:
+            as `forward`.
+        """
+        _require_agent(owned, owner, tool, agent)
+        payload = to_jsonable_python(arguments)
+
+        async def once() -> Any:
+            async with _connect(owner, root, agent) as client:
+                return await client.call_tool(tool, payload)
+
+        try:
+            return anyio.run(once)
+        except Exception as exc:
+            raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
 
     def _still_live(self, owner: Owner) -> bool:
         """Asked after a failed call: True if the owner still proves itself (else its entries are pruned)."""
@@ -189,6 +193,30 @@ class Forwarder:
                 with contextlib.suppress(RuntimeError):
                     stop.set()
         self._pools.clear()
+
+
+def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> None:
+    if owner.token_ref is not None and agent is None:
+        raise WorkspaceAccessDeniedError(
+            f"{tool}: {owned} is served by pid {owner.pid} at {owner.endpoint}, which requires an agent (--auth), "
+            "and this call names none; start this server with --agent NAME (an agent of the owner's directory), "
+            "or call the owner with the agent's token. Nothing was sent."
+        )
+
+
+def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) -> RegistryError:
+    """What a call that failed on its way to a live (or now pruned) owner raises."""
+    from mcp.shared.exceptions import MCPError
+
+    if live and isinstance(exc, MCPError):
+        return RegistryError(
+            f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
+        )
+    return OwnerUnavailableError(
+        f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) stopped answering "
+        f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
+        "pruned if it is gone; call again and it is served by the next owner, or by this process."
+    )
 
 
 async def _keep(owner: Owner, root: Path, agent: str | None, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:

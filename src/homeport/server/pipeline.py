@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
+from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError, error_for_code
 from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
 from homeport.server.forwarding import forwards
@@ -192,6 +192,27 @@ class CallPipeline:
         self.runtime.access.check(request.principal, workspace.root, write=spec.write)
         return workspace
 
+    def execute_or_forward(
+        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
+    ) -> dict[str, Any]:
+        """The shell's call: sent to the workspace's owner when another live instance owns it (the
+        daemon, a `serve --own`), else executed here. The owner's error is raised here as the same class.
+
+        Raises:
+            HomeportError: as `call`.
+        """
+        forwarder = self.runtime.forwarder
+        checked: Workspace | None = None
+        if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
+            checked, found = self._owner_of_call(spec, request, inputs)
+            if found is not None:
+                owned, owner = found
+                result = forwarder.forward_blocking(
+                    owned, owner, checked.root, spec.name, arguments, agent=request.agent
+                )
+                return _owners_answer(result)
+        return self.execute(spec, arguments, request, inputs, checked)
+
     def execute(
         self,
         spec: ToolSpec,
@@ -257,3 +278,13 @@ def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[s
 def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     value = arguments.get("workspace") if spec.declares_workspace else arguments.pop("workspace", None)
     return value or None
+
+
+def _owners_answer(result: Any) -> dict[str, Any]:
+    """An owner's `CallToolResult` as a local call returns it: the structured result, or its error raised."""
+    content = result.structured_content or {}
+    if result.is_error:
+        error = content.get("error") or {}
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        raise error_for_code(str(error.get("code", "homeport_error")), str(error.get("message") or text))
+    return dict(content)
