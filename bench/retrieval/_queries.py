@@ -121,6 +121,14 @@ IDENTIFIER = [
     ("FrozenClock", ["pat-time-freezing"]),
     ("replay_stripe_event", ["run-stripe-webhooks-failing"]),
     ("BankMatcher.match", ["dec-bank-transfer-matching"]),
+    ("where is PG_POOL_SIZE set for workers", ["dec-pg-pool-size"]),
+    ("what does SessionStore.rotate() do", ["dec-signed-cookies", "prog-session-cookie-impl"]),
+    ("when does the materialise_recurring job create drafts", ["dec-recurring-invoices"]),
+    ("what is the qb_portal cookie for", ["dec-client-portal", "gl-portal"]),
+    ("how does TenantSession set app.org_id", ["pat-tenant-session", "dec-rls-tenancy"]),
+    ("what is stored in invoice_access_tokens", ["dec-magic-links-clients"]),
+    ("where is STRIPE_WEBHOOK_SECRET used", ["cfg-env-vars", "run-stripe-webhooks-failing"]),
+    ("what does applyServerErrors() map", ["pat-react-forms"]),
 ]
 
 LEXICAL = [
@@ -174,6 +182,24 @@ LEXICAL = [
     ("DATEV export", ["dec-reports-csv-xlsx", "prog-datev-export", "gl-datev"]),
     ("transactional outbox", ["pat-outbox", "gl-outbox"]),
     ("reverse charge VAT number", ["gl-reverse-charge", "dec-tax-ids-on-our-invoices"]),
+    ("why did we pick Dramatiq over Celery?", ["dec-dramatiq"]),
+    ("how are invoice numbers assigned", ["dec-invoice-numbering"]),
+    ("what is the idle timeout of a session", ["dec-session-idle-timeout"]),
+    ("where do we archive issued PDFs?", ["dec-pdf-archive-s3"]),
+    ("which Stripe webhook makes an org read-only after failed payments", ["dec-dunning-stripe-smart-retries"]),
+    ("how do we verify incoming webhook signatures", ["pat-webhook-signature"]),
+    ("how should a background job be written?", ["pat-background-actor"]),
+    ("what goes into a runbook", ["pat-runbook-format"]),
+    ("when are feature flags removed", ["dec-feature-flags", "pat-feature-flag-lifecycle"]),
+    ("how do migrations run during a deploy?", ["dec-migrations-before-deploy", "dec-expand-contract"]),
+    ("can we log personal data", ["dec-structured-logs", "pat-structured-logging"]),
+    ("what are the SLOs for the invoice API", ["dec-slos", "gl-slo"]),
+    ("which exchange rates do reports use?", ["dec-fx-ecb", "dec-multi-currency"]),
+    ("status of the Peppol integration", ["prog-peppol-client", "dec-peppol-via-partner"]),
+    ("what happened in the 17 September outage", ["prog-incident-0917"]),
+    ("what is a credit note?", ["gl-credit-note"]),
+    ("why are SVG logos blocked", ["prog-logo-upload-svg"]),
+    ("which plan includes SAML?", ["dec-saml-enterprise-only", "limits-plans"]),
 ]
 
 NEGATIVE = [
