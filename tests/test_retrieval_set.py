@@ -105,7 +105,7 @@ def test_a_pending_count_is_found_at_any_depth_outside_the_results(bench):
 
 def test_the_benchmark_runs_end_to_end_in_words_mode_on_20_records(bench, tmp_path: Path, capsys):
     out = tmp_path / "figures.json"
-    assert bench.main(["--limit", "20", "--modes", "words", "--json", str(out)]) == 0
+    assert bench.main(["--limit", "20", "--modes", "words", "--or-baseline", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "| shared words |" in printed and "| overall |" in printed
     result = json.loads(out.read_text(encoding="utf-8"))
@@ -118,3 +118,7 @@ def test_the_benchmark_runs_end_to_end_in_words_mode_on_20_records(bench, tmp_pa
     assert words["groups"]["shared words"]["n"] > 0 and words["groups"]["shared words"]["hit@10"] >= 0.8
     assert words["negatives"]["n"] == result["kinds"]["negative"] > 0
     assert all("note" in result["modes"][m] for m in ("semantic", "auto"))
+    # The reference row runs the same queries with their words joined by OR: some word matches every query.
+    any_word = result["modes"]["words-or"]
+    assert any_word["groups"]["overall"]["n"] == words["groups"]["overall"]["n"]
+    assert any_word["negatives"]["empty"] < any_word["negatives"]["n"]
