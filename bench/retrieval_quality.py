@@ -384,7 +384,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             runtime.close()
     return {
-        "command": " ".join(["python3", "bench/retrieval_quality.py", *sys.argv[1:]]),
+        "command": " ".join(["python3", "bench/retrieval_quality.py", *args.argv]),
         "items": len(items),
         "queries": len(queries),
         "kinds": {k: sum(q["kind"] == k for q in queries) for k in (*KINDS, "negative")},
@@ -411,7 +411,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
+    args.argv = argv
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in args.modes if m not in MODES]
     if unknown:

@@ -109,7 +109,9 @@ def test_the_benchmark_runs_end_to_end_in_words_mode_on_20_records(bench, tmp_pa
     printed = capsys.readouterr().out
     assert "| shared words |" in printed and "| overall |" in printed
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["items"] == 20
+    assert result["items"] == 20 and result["command"].endswith(
+        "--limit 20 --modes words --or-baseline --json " + str(out)
+    )
     words = result["modes"]["words"]
     assert words["errors"] == 0
     # The first 20 records answer 21 lexical and identifier queries; word search finds 19 of them (the two it
