@@ -2,14 +2,15 @@
 
     front end: resolution, guards, access (as for a local call)
       -> the registry names a live owner for the workspace's root (not this process)
-      -> tools/call on the owner over Streamable HTTP, the root in X-Workspace-Id,
+      -> tools/call on the owner over Streamable HTTP (one stateless request,
+         `server.owner_client`), the root in X-Workspace-Id,
          the owner's token and the calling agent when it has one (`server.owner_token`);
          the owner resolves, guards and checks the agent's access again
       -> the owner's CallToolResult, returned as it came (errors included)
 
-The registry is read again only when its file changes (a `stat` per call otherwise). An SDK
-client to an owner is opened once per owner, workspace and agent, on the server's own event loop, and
-shared by every call after it (no thread hop, no handshake per call). An owner that stops
+The registry is read again only when its file changes (a `stat` per call otherwise). An HTTP
+client to an owner is opened once per owner, workspace and agent, on the server's own event loop,
+and shared by every call after it (kept-alive connections, no thread hop, no handshake). An owner that stops
 answering fails that one call with `owner_unavailable`; its entry is pruned and the next call for
 the workspace is served here.
 """
@@ -21,7 +22,6 @@ import contextlib
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,18 +33,17 @@ from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
+    import httpx2
+
     from homeport.server.catalog import ToolSpec
 
-__all__ = ["Forwarder", "forwards"]
+__all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
 
 _Key = tuple[str, int, str, str | None]  # (endpoint, pid, workspace root, agent)
-# (the client once connected, its keeper's stop, the keeper task)
-_Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
+_Entry = tuple[str, "httpx2.AsyncClient"]  # (the owner's /mcp URL, the client)
 
 # Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
 FORWARDED_HEADER = "x-homeport-forwarded-by"
-FORWARD_CONNECT_SECONDS = 5.0
-FORWARD_READ_SECONDS = 300.0  # a project-database query may take minutes
 
 
 def forwards(spec: ToolSpec) -> bool:
@@ -60,6 +59,9 @@ class Forwarder:
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -88,6 +90,14 @@ class Forwarder:
             return {"process": "this", "pid": os.getpid()}
         owned, owner = found
         return {"process": "owner", "pid": owner.pid, "endpoint": owner.endpoint, "owns": owned}
+
+    def registry_is_current(self) -> bool:
+        """Whether the registry as last read is still the file's content (no read, no lock needed)."""
+        try:
+            st = os.stat(self.registry.path)
+        except OSError:
+            return True  # no file: nothing to read; unreadable: the last state stands (as `_current`)
+        return (st.st_mtime_ns, st.st_size) == self._seen
 
     def _current(self) -> RegistryState:
         try:
@@ -125,11 +135,13 @@ class Forwarder:
         """
         _require_agent(owned, owner, tool, agent)
         key = (owner.endpoint, owner.pid, str(root), agent)
+        from homeport.server.owner_client import call_tool
+
         try:
-            client = await self._client(key, owner, root, agent)
-            return await client.call_tool(tool, to_jsonable_python(arguments))
+            url, http = self._client(key, owner, root, agent)
+            return await call_tool(http, url, tool, to_jsonable_python(arguments))
         except Exception as exc:
-            self._drop(key)
+            await self._drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
             raise _failure(exc, live, owned, owner, tool) from exc
 
@@ -141,15 +153,13 @@ class Forwarder:
         Raises:
             as `forward`.
         """
+        from homeport.server.owner_client import call_tool_blocking, sync_owner_client
+
         _require_agent(owned, owner, tool, agent)
-        payload = to_jsonable_python(arguments)
-
-        async def once() -> Any:
-            async with _connect(owner, root, agent) as client:
-                return await client.call_tool(tool, payload)
-
         try:
-            return anyio.run(once)
+            url, http = sync_owner_client(owner, root, agent)
+            with http:
+                return call_tool_blocking(http, url, tool, to_jsonable_python(arguments))
         except Exception as exc:
             raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
 
@@ -162,37 +172,42 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    async def _client(self, key: _Key, owner: Owner, root: Path, agent: str | None) -> Any:
-        """The pooled client for `key` on the running loop, connected by a keeper task on first use.
-
-        An SDK client must be entered and left in one task; the keeper task holds it open for the
-        calls of every request task on this loop, which share it (one process has one loop; the
-        pool is per loop all the same, so a runtime used from several loops stays correct).
-        """
+    def _client(self, key: _Key, owner: Owner, root: Path, agent: str | None) -> _Entry:
+        """The pooled client for `key` on the running loop (one process has one loop; the pool is
+        per loop all the same, so a runtime used from several loops stays correct)."""
         loop = asyncio.get_running_loop()
-        pool = self._pools.setdefault(loop, {})
+        pool = self._pools.get(loop)
+        if pool is None:
+            pool = self._pools[loop] = {}
+            # Closes the pool's clients when the loop shuts down (it cancels every task), or on close().
+            self._closers[loop] = loop.create_task(_close_at_end(pool), name="homeport-forward-pool")
         entry = pool.get(key)
         if entry is None:
-            ready: asyncio.Future[Any] = loop.create_future()
-            stop = asyncio.Event()
-            keeper = loop.create_task(_keep(owner, root, agent, ready, stop), name=f"homeport-forward-{owner.pid}")
-            entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
-        return await asyncio.shield(entry[0])
+            from homeport.server.owner_client import async_owner_client
 
-    def _drop(self, key: _Key) -> None:
-        with contextlib.suppress(RuntimeError):
-            pool = self._pools.get(asyncio.get_running_loop(), {})
-            entry = pool.pop(key, None)
-            if entry is not None:
-                entry[1].set()
+            entry = pool[key] = async_owner_client(owner, root, agent)
+        return entry
+
+    async def _drop(self, key: _Key) -> None:
+        entry = self._pools.get(asyncio.get_running_loop(), {}).pop(key, None)
+        if entry is not None:
+            with contextlib.suppress(Exception):
+                await entry[1].aclose()
 
     def close(self) -> None:
-        # The keepers end with their loop (cancelled at its shutdown); only stop those still running.
-        for pool in list(self._pools.values()):
-            for _ready, stop, _keeper in pool.values():
-                with contextlib.suppress(RuntimeError):
-                    stop.set()
-        self._pools.clear()
+        for loop, closer in list(self._closers.items()):
+            with contextlib.suppress(RuntimeError):  # the loop is closed: its shutdown closed the clients
+                loop.call_soon_threadsafe(closer.cancel)
+
+
+async def _close_at_end(pool: dict[_Key, _Entry]) -> None:
+    try:
+        await asyncio.Event().wait()
+    finally:
+        for _url, http in list(pool.values()):
+            with contextlib.suppress(Exception):
+                await http.aclose()
+        pool.clear()
 
 
 def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> None:
@@ -206,9 +221,9 @@ def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> No
 
 def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) -> RegistryError:
     """What a call that failed on its way to a live (or now pruned) owner raises."""
-    from mcp.shared.exceptions import MCPError
+    from homeport.server.owner_client import OwnerRefusedError
 
-    if live and isinstance(exc, MCPError):
+    if live and isinstance(exc, OwnerRefusedError):
         return RegistryError(
             f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
         )
@@ -217,54 +232,3 @@ def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) ->
         f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
         "pruned if it is gone; call again and it is served by the next owner, or by this process."
     )
-
-
-async def _keep(owner: Owner, root: Path, agent: str | None, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
-    try:
-        async with _connect(owner, root, agent) as client:
-            ready.set_result(client)
-            await stop.wait()
-    except BaseException as exc:
-        if not ready.done():
-            ready.set_exception(exc if isinstance(exc, Exception) else OwnerUnavailableError("connection cancelled"))
-        if not isinstance(exc, Exception):
-            raise
-    finally:
-        if not ready.done():
-            ready.set_exception(OwnerUnavailableError("connection closed"))
-
-
-@contextlib.asynccontextmanager
-async def _connect(owner: Owner, root: Path, agent: str | None) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    from homeport.server.owner_token import AGENT_HEADER
-
-    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
-    if agent is not None:
-        headers[AGENT_HEADER] = agent
-    timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
-    url, transport = owner.endpoint + "/mcp", None
-    if owner.endpoint.startswith(UNIX_SCHEME):
-        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
-        url, transport = "http://localhost/mcp", httpx2.AsyncHTTPTransport(uds=owner.endpoint[len(UNIX_SCHEME) :])
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
-
-
-def _token_header(owner: Owner) -> dict[str, str]:
-    if owner.token_ref is None:
-        return {}
-    try:
-        token = Path(owner.token_ref).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise OwnerUnavailableError(
-            f"the owner at {owner.endpoint} needs its token from {owner.token_ref}, which cannot be read "
-            f"({exc.strerror})"
-        ) from exc
-    return {"Authorization": f"Bearer {token}"}

@@ -169,12 +169,16 @@ class CallPipeline:
         the owner runs them again on the root it is sent.
         """
         forwarder = self.runtime.forwarder
-        if forwarder is None or request.forwarded or not forwards(spec) or not forwarder.anyone_else():
+        if forwarder is None or request.forwarded or not forwards(spec):
             return None, None
-        if self._threaded:
-            workspace, found = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
-        else:
-            workspace, found = self._owner_of_call(spec, request, inputs)
+        if self._threaded and not forwarder.registry_is_current():
+            # Reading a changed registry takes its lock and asks owners for /healthz: not on the loop.
+            await anyio.to_thread.run_sync(forwarder.anyone_else)
+        if not forwarder.anyone_else():
+            return None, None
+        # On the loop: the registry is current, and resolution is a few stat calls (tens of µs),
+        # less than the thread hop it would take (bench/forwarding.py).
+        workspace, found = self._owner_of_call(spec, request, inputs)
         if found is None:
             return None, workspace
         owned, owner = found
