@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 from mcp.server import MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from homeport import __version__
 from homeport.errors import ConfigError
@@ -17,7 +20,7 @@ from homeport.server.catalog import CATALOG
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
-from homeport.server.request import forget_roots
+from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
 from homeport.server.runtime import Runtime
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
@@ -104,9 +107,37 @@ def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(g for g in TOOL_GROUPS if g in names)
 
 
+SSE_MESSAGES = SSE_MESSAGES_PATH.rstrip("/")  # a Mount's path has no trailing slash
+
+
+def _streamed(route: BaseRoute) -> BaseRoute:
+    """The SDK's SSE route without auth returns a `Response()` after its stream has ended, which
+    Starlette then tries to send: a RuntimeError traceback in the log at every disconnect. Run it as
+    an ASGI app instead, where the stream is the whole response and the return value is ignored."""
+    if not isinstance(route, Route) or not inspect.isfunction(route.endpoint):
+        return route
+    endpoint = route.endpoint
+
+    async def stream(scope: Scope, receive: Receive, send: Send) -> None:
+        await endpoint(Request(scope, receive, send))
+
+    return Route(route.path, endpoint=_AsgiApp(stream), methods=["GET"])
+
+
+class _AsgiApp:
+    """Starlette treats a Route endpoint that is not a function as an ASGI app."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
-    """Streamable HTTP at /mcp and health at /healthz, with Host and Origin checked on /mcp, request
-    shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
+    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/) and
+    health at /healthz, with Host and Origin checked on both transports, request shapes checked
+    before the SDK sees them, and the requests in flight counted for shutdown."""
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -129,10 +160,22 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         max_request_body_size=settings.max_body_bytes,
         transport_security=transport_security(settings),
     )
+    # The 2024-11-05 HTTP+SSE transport beside it, for clients that speak only that: the same app,
+    # so the same auth middleware; the SDK's SSE transport checks Host and Origin with the same
+    # settings and binds each connection to the principal that opened it.
+    sse = mcp.sse_app(
+        sse_path=SSE_PATH,
+        message_path=SSE_MESSAGES_PATH,
+        host=settings.host,
+        max_request_body_size=settings.max_body_bytes,
+        transport_security=transport_security(settings),
+    )
+    sse_routes = [_streamed(r) for r in sse.router.routes if getattr(r, "path", None) in (SSE_PATH, SSE_MESSAGES)]
+    app.router.routes = [*sse_routes, *app.router.routes]
     if settings.auth:
         from homeport.server.auth import METADATA_PATH, resource_metadata_routes
 
         # The SDK's metadata names an authorization server that does not exist (its metadata URL is a 404).
         routes = [r for r in app.router.routes if not getattr(r, "path", "").startswith(METADATA_PATH)]
         app.router.routes = [*routes, *resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")]
-    return CallsInFlight(RequestShape(app, path="/mcp", max_body_bytes=settings.max_body_bytes))
+    return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

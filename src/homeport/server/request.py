@@ -37,9 +37,13 @@ from homeport.server.owner_token import AGENT_HEADER, ForwarderToken, forwarded_
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
-__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "McpRequest", "forget_roots"]
+__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "SSE_MESSAGES_PATH", "SSE_PATH", "McpRequest", "forget_roots"]
 
 LOCAL_PRINCIPAL = "local"
+# The legacy HTTP+SSE transport (2024-11-05): the event stream, and where its messages are posted
+# (`?session_id=` names the connection, as Mcp-Session-Id does on Streamable HTTP).
+SSE_PATH = "/sse"
+SSE_MESSAGES_PATH = "/messages/"
 WORKSPACE_HEADER = "x-workspace-id"
 WORKSPACE_QUERY = "project_path"
 _SESSION_DEFAULT = "homeport.session_workspace"
@@ -123,8 +127,11 @@ class McpRequest:
         """True on 2025-era connections whose state outlives the request."""
         if self.stateless:
             return False
-        if self.http_request is not None:  # HTTP: only stateful sessions persist
-            return bool(self.ctx.headers and self.ctx.headers.get("mcp-session-id"))
+        request = self.http_request
+        if request is not None:  # HTTP: only stateful sessions persist; an SSE connection is one
+            if request.url.path == SSE_MESSAGES_PATH:
+                return bool(request.query_params.get("session_id"))
+            return bool(request.headers.get("mcp-session-id"))
         return True
 
     def _state(self) -> dict[str, Any]:
