@@ -20,7 +20,7 @@ import contextlib
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +34,10 @@ from homeport.registry.liveness import UNIX_SCHEME
 if TYPE_CHECKING:
     from homeport.server.catalog import ToolSpec
 
-__all__ = ["Forwarder", "forwards"]
+__all__ = ["ClientPool", "Forwarder", "connect_mcp", "forwards"]
 
-_Key = tuple[str, int, str]  # (endpoint, pid, workspace root)
+_Key = tuple[str, ...]  # (endpoint, pid, workspace root) for owners; what names one connection
+_Opener = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
 # (the client once connected, its keeper's stop, the keeper task)
 _Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
 
@@ -51,6 +52,47 @@ def forwards(spec: ToolSpec) -> bool:
     return spec.takes_workspace and spec.group != "workspace"
 
 
+class ClientPool:
+    """SDK clients to other servers, one per key, opened once and shared by every call after it.
+
+    An SDK client must be entered and left in one task; a keeper task holds each open for the
+    calls of every request task on its loop, which share it (one process has one loop; the pool
+    is per loop all the same, so a runtime used from several loops stays correct).
+    """
+
+    def __init__(self) -> None:
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def client(self, key: _Key, opener: _Opener, name: str) -> Any:
+        """The pooled client for `key` on the running loop, connected with `opener` on first use."""
+        loop = asyncio.get_running_loop()
+        pool = self._pools.setdefault(loop, {})
+        entry = pool.get(key)
+        if entry is None:
+            ready: asyncio.Future[Any] = loop.create_future()
+            stop = asyncio.Event()
+            keeper = loop.create_task(_keep(opener, ready, stop), name=name)
+            entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
+        return await asyncio.shield(entry[0])
+
+    def drop(self, key: _Key) -> None:
+        with contextlib.suppress(RuntimeError):
+            pool = self._pools.get(asyncio.get_running_loop(), {})
+            entry = pool.pop(key, None)
+            if entry is not None:
+                entry[1].set()
+
+    def close(self) -> None:
+        # The keepers end with their loop (cancelled at its shutdown); only stop those still running.
+        for pool in list(self._pools.values()):
+            for _ready, stop, _keeper in pool.values():
+                with contextlib.suppress(RuntimeError):
+                    stop.set()
+        self._pools.clear()
+
+
 class Forwarder:
     def __init__(self, registry: InstanceRegistry, *, use_daemon: bool = True) -> None:
         self.registry = registry
@@ -58,9 +100,7 @@ class Forwarder:
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients = ClientPool()
 
     # -- who owns what
 
@@ -122,12 +162,14 @@ class Forwarder:
         from mcp.shared.exceptions import MCPError
 
         payload = to_jsonable_python(arguments)
-        key = (owner.endpoint, owner.pid, str(root))
+        key = (owner.endpoint, str(owner.pid), str(root))
         try:
-            client = await self._client(key, owner, root)
+            client = await self._clients.client(
+                key, lambda: _connect(owner, root), name=f"homeport-forward-{owner.pid}"
+            )
             return await client.call_tool(tool, payload)
         except Exception as exc:
-            self._drop(key)
+            self._clients.drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
             if live and isinstance(exc, MCPError):
                 raise RegistryError(
@@ -148,42 +190,13 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    async def _client(self, key: _Key, owner: Owner, root: Path) -> Any:
-        """The pooled client for `key` on the running loop, connected by a keeper task on first use.
-
-        An SDK client must be entered and left in one task; the keeper task holds it open for the
-        calls of every request task on this loop, which share it (one process has one loop; the
-        pool is per loop all the same, so a runtime used from several loops stays correct).
-        """
-        loop = asyncio.get_running_loop()
-        pool = self._pools.setdefault(loop, {})
-        entry = pool.get(key)
-        if entry is None:
-            ready: asyncio.Future[Any] = loop.create_future()
-            stop = asyncio.Event()
-            keeper = loop.create_task(_keep(owner, root, ready, stop), name=f"homeport-forward-{owner.pid}")
-            entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
-        return await asyncio.shield(entry[0])
-
-    def _drop(self, key: _Key) -> None:
-        with contextlib.suppress(RuntimeError):
-            pool = self._pools.get(asyncio.get_running_loop(), {})
-            entry = pool.pop(key, None)
-            if entry is not None:
-                entry[1].set()
-
     def close(self) -> None:
-        # The keepers end with their loop (cancelled at its shutdown); only stop those still running.
-        for pool in list(self._pools.values()):
-            for _ready, stop, _keeper in pool.values():
-                with contextlib.suppress(RuntimeError):
-                    stop.set()
-        self._pools.clear()
+        self._clients.close()
 
 
-async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+async def _keep(opener: _Opener, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
     try:
-        async with _connect(owner, root) as client:
+        async with opener() as client:
             ready.set_result(client)
             await stop.wait()
     except BaseException as exc:
@@ -196,18 +209,23 @@ async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyn
             ready.set_exception(OwnerUnavailableError("connection closed"))
 
 
+def _connect(owner: Owner, root: Path) -> contextlib.AbstractAsyncContextManager[Any]:
+    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
+    if owner.endpoint.startswith(UNIX_SCHEME):
+        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
+        return connect_mcp("http://localhost/mcp", headers, uds=owner.endpoint[len(UNIX_SCHEME) :])
+    return connect_mcp(owner.endpoint + "/mcp", headers)
+
+
 @contextlib.asynccontextmanager
-async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
+async def connect_mcp(url: str, headers: dict[str, str], *, uds: str | None = None) -> AsyncIterator[Any]:
+    """An SDK client to the MCP endpoint `url`, sending `headers` on every request (a unix socket with `uds`)."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
-    url, transport = owner.endpoint + "/mcp", None
-    if owner.endpoint.startswith(UNIX_SCHEME):
-        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
-        url, transport = "http://localhost/mcp", httpx2.AsyncHTTPTransport(uds=owner.endpoint[len(UNIX_SCHEME) :])
+    transport = httpx2.AsyncHTTPTransport(uds=uds) if uds is not None else None
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
         Client(streamable_http_client(url, http_client=http)) as client,

@@ -39,6 +39,8 @@ class ServeSettings:
     # False: never forward to the per-user daemon (an owner at a unix: endpoint); other owners still count.
     use_daemon: bool = True
     auth: bool = False
+    # HTTP: workspaces are logical keys (acme/api) kept under the data directory, never paths on this disk.
+    logical_workspaces: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
     # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.
