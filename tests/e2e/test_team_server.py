@@ -118,6 +118,9 @@ async def test_the_team_server_refuses_paths_and_tools_that_need_a_directory(tea
         assert bad.structured_content["error"]["code"] == "invalid_workspace" and "'..'" in error_text(bad)
         outside = await c.call_tool("get_decisions", {"workspace": "github.com/other/app"})
         assert outside.structured_content["error"]["code"] == "workspace_access_denied"
+    async with http_client(f"{team.url}/mcp?project_path={KEY}", mode="auto", headers=auth) as c:
+        by_query = ok(await c.call_tool("get_decisions", {}))
+        assert by_query["workspace"] == {"key": KEY, "source": "query"}
     other = (team.tmp / "other-token").read_text(encoding="utf-8")
     headers = {"Authorization": f"Bearer {other}", "X-Workspace-Id": KEY}
     async with http_client(team.url + "/mcp", mode="auto", headers=headers) as c:
