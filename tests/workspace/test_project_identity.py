@@ -114,3 +114,15 @@ def test_homeport_where_shows_the_key_and_where_it_came_from(tmp_path: Path, she
     text = runner.invoke(cli, ["where", str(root)])
     assert text.exit_code == 0, text.output
     assert "acme/api" in text.output and "https://mem.example.com" in text.output
+
+
+def test_a_git_config_with_bare_keys_and_other_remotes_still_gives_origin(tmp_path: Path) -> None:
+    root = tmp_path / "api"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text(
+        "[core]\n\tbare = false\n\tfsmonitor\n"
+        '[remote "upstream"]\n\turl = git@github.com:other/api.git\n'
+        '[remote "origin"]\n\turl = https://github.com/acme/api.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n',
+        encoding="utf-8",
+    )
+    assert project_key(root.resolve()).key == "github.com/acme/api"

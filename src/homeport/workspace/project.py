@@ -154,7 +154,9 @@ def _origin_url(root: Path) -> str | None:
     path = _git_config(root)
     if path is None:
         return None
-    parser = configparser.RawConfigParser(strict=False, delimiters=("=",), comment_prefixes=("#", ";"))
+    parser = configparser.RawConfigParser(
+        strict=False, allow_no_value=True, delimiters=("=",), comment_prefixes=("#", ";"), inline_comment_prefixes=None
+    )
     try:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, OSError, UnicodeDecodeError):
