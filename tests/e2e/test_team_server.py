@@ -140,9 +140,15 @@ async def test_an_unreachable_team_server_fails_the_call_naming_it_and_writes_no
     assert not (root / ".homeport" / "homeport.db").exists()
 
 
-async def test_a_missing_token_is_named_before_anything_is_sent(team, tmp_path) -> None:
+async def test_a_missing_token_is_named_before_anything_is_sent_and_a_wrong_one_is_refused(team, tmp_path) -> None:
     root = clone(tmp_path / "api", "git@github.com:acme/api.git", team.url)
     async with front_end(root, tmp_path, None) as client:
         failed = await client.call_tool("get_decisions", {})
         assert failed.structured_content["error"]["code"] == "config_error"
         assert "HOMEPORT_TEAM_TOKEN" in error_text(failed)
+    async with front_end(root, tmp_path, "hp_not_a_token") as client:
+        refused = await client.call_tool("log_decision", {"summary": "x"})
+        assert refused.structured_content["error"]["code"] == "team_server_unavailable"
+        assert team.url in error_text(refused) and "hp_not_a_token" not in error_text(refused)
+        assert "HTTP 401" in error_text(refused) and "token was refused" in error_text(refused)
+    assert not (root / ".homeport" / "homeport.db").exists()

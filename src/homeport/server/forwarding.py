@@ -218,8 +218,11 @@ def _connect(owner: Owner, root: Path) -> contextlib.AbstractAsyncContextManager
 
 
 @contextlib.asynccontextmanager
-async def connect_mcp(url: str, headers: dict[str, str], *, uds: str | None = None) -> AsyncIterator[Any]:
-    """An SDK client to the MCP endpoint `url`, sending `headers` on every request (a unix socket with `uds`)."""
+async def connect_mcp(
+    url: str, headers: dict[str, str], *, uds: str | None = None, on_response: Callable[[Any], Any] | None = None
+) -> AsyncIterator[Any]:
+    """An SDK client to the MCP endpoint `url`, sending `headers` on every request (a unix socket with `uds`);
+    `on_response` (async) sees every HTTP response, whose status the SDK does not report."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -227,7 +230,13 @@ async def connect_mcp(url: str, headers: dict[str, str], *, uds: str | None = No
     timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
     transport = httpx2.AsyncHTTPTransport(uds=uds) if uds is not None else None
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
+        httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            trust_env=transport is None,
+            event_hooks={"response": [on_response]} if on_response is not None else None,
+        ) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client

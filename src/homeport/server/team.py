@@ -67,6 +67,8 @@ class TeamRouter:
         self._lock = threading.Lock()
         self._cache: dict[Path, tuple[tuple[int, int] | None, TeamRoute | None]] = {}
         self._clients = ClientPool()
+        # The last HTTP error each pooled connection saw: the SDK reports only a bare "error response".
+        self._refused: dict[tuple[str, ...], str] = {}
 
     def route(self, root: Path) -> TeamRoute | None:
         """The team server of the project at `root`, or None when its config names none. Blocking.
@@ -128,22 +130,40 @@ class TeamRouter:
         if route.token:
             headers["Authorization"] = f"Bearer {route.token}"
         key = (route.endpoint, route.key, route.token or "")
+
+        async def note(response: Any) -> None:
+            if response.status_code >= 400:
+                self._refused[key] = f"HTTP {response.status_code} {response.reason_phrase}"
+
         try:
             client = await self._clients.client(
-                key, lambda: connect_mcp(route.endpoint, headers), name=f"homeport-team-{route.key}"
+                key, lambda: connect_mcp(route.endpoint, headers, on_response=note), name=f"homeport-team-{route.key}"
             )
             return await client.call_tool(tool, to_jsonable_python(arguments))
         except Exception as exc:
             self._clients.drop(key)
             what = "refused the call" if isinstance(exc, MCPError) else "could not be reached or refused the connection"
+            cause = _leaf(exc)
+            refused = self._refused.pop(key, "")
+            detail = f"{refused}; " if refused else ""
+            if refused.startswith(("HTTP 401", "HTTP 403")):
+                detail += "the token was refused; "
             raise TeamServerUnavailableError(
-                f"{tool}: the team server {route.url} (project {route.key}) {what} ({type(exc).__name__}: {exc}). "
+                f"{tool}: the team server {route.url} (project {route.key}) {what} "
+                f"({detail}{type(cause).__name__}: {cause}). "
                 "This project's memory lives there, so the call was not served from a local store; nothing is "
                 "known of its outcome. Check that the server runs and the token is valid, then call again."
             ) from exc
 
     def close(self) -> None:
         self._clients.close()
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside task-group wrappers (the SDK client raises an ExceptionGroup)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
