@@ -103,7 +103,9 @@ def test_a_shell_command_in_a_team_project_refuses_rather_than_writing_a_local_m
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", "git@github.com:acme/api.git"], check=True)
     (root / ".homeport").mkdir()
-    (root / ".homeport" / "config.toml").write_text('[team]\nurl = "http://127.0.0.1:9"\n', encoding="utf-8")
+    (root / ".homeport" / "config.toml").write_text(
+        '[team]\nurl = "http://127.0.0.1:9"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
+    )
     done = subprocess.run(
         [sys.executable, "-m", "homeport", "decisions", "add", "x", "-w", str(root)],
         capture_output=True,
@@ -111,5 +113,5 @@ def test_a_shell_command_in_a_team_project_refuses_rather_than_writing_a_local_m
         cwd=tmp_path,
     )
     assert done.returncode != 0
-    assert "http://127.0.0.1:9" in done.stderr and "team server" in done.stderr
+    assert "http://127.0.0.1:9" in done.stderr and "does not reach team servers" in done.stderr
     assert not (root / ".homeport" / "homeport.db").exists()

@@ -43,6 +43,7 @@ from homeport.server.secret_gate import SecretGate
 from homeport.server.team import goes_to_team
 from homeport.store import Store
 from homeport.workspace import CallInputs, Workspace
+from homeport.workspace.project import team_config
 
 __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
 
@@ -289,12 +290,12 @@ class CallPipeline:
             return
         if workspace.logical_key is not None:
             return
-        route = team.route(workspace.root)
-        if route is not None:
+        configured = team_config(workspace.root)  # not `route`: a missing token is not this refusal's reason
+        if configured is not None:
             raise TeamServerUnavailableError(
-                f"{spec.name}: the memory of {workspace.root} lives on its team server {route.url} (project "
-                f"{route.key}), and this command does not reach team servers; use the MCP tools of `homeport serve` "
-                "in the project, which forward memory calls there"
+                f"{spec.name}: the memory of {workspace.root} lives on its team server {configured.url} (named in "
+                f"{configured.config_path}), and this command does not reach team servers; use the MCP tools of "
+                "`homeport serve` in the project, which forward memory calls there"
             )
 
 
