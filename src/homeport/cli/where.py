@@ -74,7 +74,10 @@ def where(
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("workspace", str(ws.root))
     table.add_row("source", ws.source.value)
-    table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
+    if report["team"] is not None:
+        table.add_row("store", f"on the team server, under the key {report['project_key'] or '-'}")
+    else:
+        table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
     table.add_row("why", ws.reason)
     if served_by["process"] == "owner":
         table.add_row("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})")
