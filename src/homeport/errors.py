@@ -17,7 +17,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   │   └── WorkspaceContainsProjectsError  a write to a directory that is no project but holds some
     │   ├── AmbiguousWorkspaceError    several client roots and none contains the cwd
     │   ├── WorkspaceUnresolvedError   no source yielded a candidate
-    │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
+    │   ├── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
+    │   └── LogicalWorkspaceError      a tool that needs a directory, called on a logical workspace (a key)
     ├── PermissionDeniedError          the policy refused an action (names the rule)
     │   └── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
     ├── StoreError                     the memory store failed
@@ -33,7 +34,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   └── QuerySyntaxError           a statement that is not valid SQL (Homeport's reading or the database's)
     └── RegistryError                  the instance registry: unreadable, no free port
         ├── WorkspaceOwnedError        another live instance owns the workspace (--take-over)
-        └── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
+        ├── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
+        └── TeamServerUnavailableError the project's team server did not answer (no local fallback)
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ __all__ = [
     "InvalidItemError",
     "InvalidWorkspaceError",
     "ItemNotFoundError",
+    "LogicalWorkspaceError",
     "OwnerUnavailableError",
     "PermissionDeniedError",
     "ProjectDatabaseError",
@@ -61,6 +64,7 @@ __all__ = [
     "RegistryError",
     "SecretDetectedError",
     "StoreError",
+    "TeamServerUnavailableError",
     "UnknownArgumentError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
@@ -129,6 +133,10 @@ class ExplicitWorkspaceRequired(WorkspaceError):
     code = "explicit_workspace_required"
 
 
+class LogicalWorkspaceError(WorkspaceError):
+    code = "logical_workspace"
+
+
 class PermissionDeniedError(HomeportError):
     code = "permission_denied"
 
@@ -187,6 +195,10 @@ class WorkspaceOwnedError(RegistryError):
 
 class OwnerUnavailableError(RegistryError):
     code = "owner_unavailable"
+
+
+class TeamServerUnavailableError(RegistryError):
+    code = "team_server_unavailable"
 
 
 class DaemonError(RegistryError):

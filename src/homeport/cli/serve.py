@@ -76,6 +76,13 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     "an owner (--own) started with a project's database credentials.",
 )
 @click.option(
+    "--logical-workspaces",
+    is_flag=True,
+    help="HTTP: workspaces are project keys such as github.com/acme/api (X-Workspace-Id, ?project_path=, the "
+    "workspace argument), never paths on this machine; their memory is kept under the data directory. For a "
+    "team server that projects on other machines name with [team] url in their .homeport/config.toml.",
+)
+@click.option(
     "--header-timeout",
     default=10.0,
     show_default=True,
@@ -127,6 +134,7 @@ def serve(
     auth: bool,
     insecure_no_auth: bool,
     trust_workspace_config: bool,
+    logical_workspaces: bool,
     header_timeout: float,
     body_timeout: float,
     agent: str | None,
@@ -174,6 +182,11 @@ def serve(
         raise click.UsageError(
             "--auth, --public-url and --insecure-no-auth apply to --http; over stdio name the agent with --agent"
         )
+    if logical_workspaces and (not use_http or own):
+        raise click.UsageError(
+            "--logical-workspaces applies to --http without --own: a stdio server serves the project it runs in, "
+            "and forwards its memory calls to a team server named by [team] url in .homeport/config.toml"
+        )
     for url in public_urls:
         parse_public_url(url)
     port, owner_token_file = own_workspaces(
@@ -210,6 +223,7 @@ def serve(
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,
         owner_token_file=owner_token_file,
+        logical_workspaces=logical_workspaces,
     )
     runtime = build_runtime(settings)
     try:
@@ -248,7 +262,9 @@ def serve(
 
 def _banner(runtime: Runtime) -> str:
     s = runtime.settings
-    roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
+    serving = "serving workspaces under " + ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
+    if s.logical_workspaces:
+        serving = f"serving workspaces named by key (--logical-workspaces), kept in {s.data_dir}"
     bound = f"[{s.host}]" if ":" in s.host else s.host
     urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
     access = "bearer tokens required" if s.auth else "no auth"
@@ -259,5 +275,5 @@ def _banner(runtime: Runtime) -> str:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (
         f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, health at /healthz; "
-        f"serving workspaces under {roots}; {access}{note}; Ctrl-C to stop"
+        f"{serving}; {access}{note}; Ctrl-C to stop"
     )

@@ -10,7 +10,7 @@ broken directory refuses every agent: access is granted, never assumed.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from homeport.errors import ConfigError, WorkspaceAccessDeniedError
 from homeport.policy.workspace_access import OrgWorkspaceRoots, require_workspace
@@ -30,10 +30,12 @@ class WorkspaceAccess:
         self.directory = directory if directory is not None else DirectoryCache(None)
         self.auth = auth
 
-    def check(self, principal: str, root: Path, *, write: bool) -> None:
+    def check(self, principal: str, root: Path, *, write: bool, key: str | None = None) -> None:
         """Refuse `principal` a workspace outside its organization's roots (under auth only).
 
-        `root` is the resolved workspace, already canonical.
+        `root` is the resolved workspace, already canonical. A logical workspace (`key`, on a server
+        run with --logical-workspaces, where no workspace is a path) is checked segment by segment
+        against the roots read as keys: the root `/github.com/acme` holds the key `github.com/acme/api`.
 
         Raises:
             WorkspaceAccessDeniedError: the agent is unknown, its organization has no roots, the
@@ -51,6 +53,14 @@ class WorkspaceAccess:
                 f"agent {principal!r} is not in the directory {where}, so it may use no workspace; add it with "
                 f"`homeport directory add-agent ORG {principal}`"
             ) from None
+        if key is not None:
+            keys = OrgWorkspaceRoots(
+                org.name,
+                read_write=tuple(PurePosixPath(r) for r in org.workspace_roots),
+                read_only=tuple(PurePosixPath(r) for r in org.read_only_workspace_roots),
+            )
+            require_workspace(principal, keys, PurePosixPath("/" + key), write=write)
+            return
         roots = OrgWorkspaceRoots(
             org.name,
             read_write=tuple(_canonical(r) for r in org.workspace_roots),

@@ -17,11 +17,9 @@ the workspace is served here.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,14 +31,12 @@ from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
-    import httpx2
-
     from homeport.server.catalog import ToolSpec
+    from homeport.server.owner_client import ClientPool
 
 __all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
 
 _Key = tuple[str, int, str, str | None]  # (endpoint, pid, workspace root, agent)
-_Entry = tuple[str, "httpx2.AsyncClient"]  # (the owner's /mcp URL, the client)
 
 # Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
 FORWARDED_HEADER = "x-homeport-forwarded-by"
@@ -58,12 +54,7 @@ class Forwarder:
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: ClientPool | None = None  # made on the first forwarded call (its imports are heavy)
 
     # -- who owns what
 
@@ -135,13 +126,14 @@ class Forwarder:
         """
         _require_agent(owned, owner, tool, agent)
         key = (owner.endpoint, owner.pid, str(root), agent)
-        from homeport.server.owner_client import call_tool
+        from homeport.server.owner_client import async_client, call_tool, owner_headers, owner_url
 
         try:
-            url, http = self._client(key, owner, root, agent)
+            url, uds = owner_url(owner)
+            http = self._pool().client(key, lambda: async_client(owner_headers(owner, root, agent), uds=uds))
             return await call_tool(http, url, tool, to_jsonable_python(arguments))
         except Exception as exc:
-            await self._drop(key)
+            await self._pool().drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
             raise _failure(exc, live, owned, owner, tool) from exc
 
@@ -153,12 +145,12 @@ class Forwarder:
         Raises:
             as `forward`.
         """
-        from homeport.server.owner_client import call_tool_blocking, sync_owner_client
+        from homeport.server.owner_client import call_tool_blocking, owner_headers, owner_url, sync_client
 
         _require_agent(owned, owner, tool, agent)
         try:
-            url, http = sync_owner_client(owner, root, agent)
-            with http:
+            url, uds = owner_url(owner)
+            with sync_client(owner_headers(owner, root, agent), uds=uds) as http:
                 return call_tool_blocking(http, url, tool, to_jsonable_python(arguments))
         except Exception as exc:
             raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
@@ -172,42 +164,16 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    def _client(self, key: _Key, owner: Owner, root: Path, agent: str | None) -> _Entry:
-        """The pooled client for `key` on the running loop (one process has one loop; the pool is
-        per loop all the same, so a runtime used from several loops stays correct)."""
-        loop = asyncio.get_running_loop()
-        pool = self._pools.get(loop)
-        if pool is None:
-            pool = self._pools[loop] = {}
-            # Closes the pool's clients when the loop shuts down (it cancels every task), or on close().
-            self._closers[loop] = loop.create_task(_close_at_end(pool), name="homeport-forward-pool")
-        entry = pool.get(key)
-        if entry is None:
-            from homeport.server.owner_client import async_owner_client
+    def _pool(self) -> ClientPool:
+        if self._clients is None:
+            from homeport.server.owner_client import ClientPool
 
-            entry = pool[key] = async_owner_client(owner, root, agent)
-        return entry
-
-    async def _drop(self, key: _Key) -> None:
-        entry = self._pools.get(asyncio.get_running_loop(), {}).pop(key, None)
-        if entry is not None:
-            with contextlib.suppress(Exception):
-                await entry[1].aclose()
+            self._clients = ClientPool()
+        return self._clients
 
     def close(self) -> None:
-        for loop, closer in list(self._closers.items()):
-            with contextlib.suppress(RuntimeError):  # the loop is closed: its shutdown closed the clients
-                loop.call_soon_threadsafe(closer.cancel)
-
-
-async def _close_at_end(pool: dict[_Key, _Entry]) -> None:
-    try:
-        await asyncio.Event().wait()
-    finally:
-        for _url, http in list(pool.values()):
-            with contextlib.suppress(Exception):
-                await http.aclose()
-        pool.clear()
+        if self._clients is not None:
+            self._clients.close()
 
 
 def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> None:

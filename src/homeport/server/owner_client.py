@@ -11,9 +11,12 @@ owner's `CallToolResult` comes back as it was sent, errors included.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +30,25 @@ from homeport.server.forwarding import FORWARDED_HEADER
 from homeport.server.owner_token import AGENT_HEADER
 
 __all__ = [
+    "ClientPool",
     "OwnerRefusedError",
-    "async_owner_client",
+    "async_client",
     "call_tool",
     "call_tool_blocking",
-    "sync_owner_client",
+    "owner_headers",
+    "owner_url",
+    "sync_client",
 ]
 
 PROTOCOL_VERSION = "2026-07-28"
 CONNECT_SECONDS = 5.0
 READ_SECONDS = 300.0  # a project-database query may take minutes
 _REQUEST_ID = 1
+_BASE_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "Mcp-Protocol-Version": PROTOCOL_VERSION,
+}
 _META = {
     "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
     "io.modelcontextprotocol/clientInfo": {"name": "homeport-forwarder", "version": __version__},
@@ -49,44 +60,92 @@ class OwnerRefusedError(Exception):
     """The owner answered, but not with a tool result (a protocol or HTTP-level refusal)."""
 
 
-def _settings(owner: Owner, root: Path, agent: str | None) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """(the URL, the headers every call of this client carries, the transport arguments)."""
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json",
-        "Mcp-Protocol-Version": PROTOCOL_VERSION,
-        "X-Workspace-Id": str(root),
-        FORWARDED_HEADER: str(os.getpid()),
-        **_token_header(owner),
-    }
-    if agent is not None:
-        headers[AGENT_HEADER] = agent
+def owner_url(owner: Owner) -> tuple[str, str | None]:
+    """(the owner's /mcp URL, its unix socket or None)."""
     if owner.endpoint.startswith(UNIX_SCHEME):
         # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
-        return "http://localhost/mcp", headers, {"uds": owner.endpoint[len(UNIX_SCHEME) :]}
-    return owner.endpoint + "/mcp", headers, {}
+        return "http://localhost/mcp", owner.endpoint[len(UNIX_SCHEME) :]
+    return owner.endpoint + "/mcp", None
 
 
-def async_owner_client(owner: Owner, root: Path, agent: str | None) -> tuple[str, httpx2.AsyncClient]:
-    """(the owner's /mcp URL, a client that sends every call there for `root` as `agent`)."""
-    url, headers, transport = _settings(owner, root, agent)
-    return url, httpx2.AsyncClient(
-        headers=headers,
+def owner_headers(owner: Owner, root: Path, agent: str | None) -> dict[str, str]:
+    """What every call for `root` as `agent` carries: the workspace, the forwarding mark, the owner's token."""
+    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
+    if agent is not None:
+        headers[AGENT_HEADER] = agent
+    return headers
+
+
+def async_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2.AsyncClient:
+    """An HTTP client for MCP calls sending `headers` on each (over the unix socket `uds` if given)."""
+    return httpx2.AsyncClient(
+        headers={**_BASE_HEADERS, **headers},
         timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=httpx2.AsyncHTTPTransport(**transport) if transport else None,
-        trust_env=not transport,
+        transport=httpx2.AsyncHTTPTransport(uds=uds) if uds else None,
+        trust_env=not uds,
     )
 
 
-def sync_owner_client(owner: Owner, root: Path, agent: str | None) -> tuple[str, httpx2.Client]:
-    """`async_owner_client` for a caller without an event loop (the shell)."""
-    url, headers, transport = _settings(owner, root, agent)
-    return url, httpx2.Client(
-        headers=headers,
+def sync_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2.Client:
+    """`async_client` for a caller without an event loop (the shell)."""
+    return httpx2.Client(
+        headers={**_BASE_HEADERS, **headers},
         timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=httpx2.HTTPTransport(**transport) if transport else None,
-        trust_env=not transport,
+        transport=httpx2.HTTPTransport(uds=uds) if uds else None,
+        trust_env=not uds,
     )
+
+
+_Key = tuple[object, ...]
+
+
+class ClientPool:
+    """HTTP clients shared by every call after the first, one per key, on the running event loop.
+
+    Per loop (one process has one; a runtime used from several loops stays correct), and closed
+    when that loop shuts down (it cancels every task, the pool's closer among them) or on `close`.
+    """
+
+    def __init__(self) -> None:
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, httpx2.AsyncClient]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def client(self, key: _Key, make: Callable[[], httpx2.AsyncClient]) -> httpx2.AsyncClient:
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None:
+            pool = self._pools[loop] = {}
+            self._closers[loop] = loop.create_task(_close_at_end(pool), name="homeport-client-pool")
+        http = pool.get(key)
+        if http is None:
+            http = pool[key] = make()
+        return http
+
+    async def drop(self, key: _Key) -> None:
+        """Forget (and close) the client for `key`, after a failure: the next call connects afresh."""
+        http = self._pools.get(asyncio.get_running_loop(), {}).pop(key, None)
+        if http is not None:
+            with contextlib.suppress(Exception):
+                await http.aclose()
+
+    def close(self) -> None:
+        for loop, closer in list(self._closers.items()):
+            with contextlib.suppress(RuntimeError):  # the loop is closed: its shutdown closed the clients
+                loop.call_soon_threadsafe(closer.cancel)
+
+
+async def _close_at_end(pool: dict[_Key, httpx2.AsyncClient]) -> None:
+    try:
+        await asyncio.Event().wait()
+    finally:
+        for http in list(pool.values()):
+            with contextlib.suppress(Exception):
+                await http.aclose()
+        pool.clear()
 
 
 async def call_tool(http: httpx2.AsyncClient, url: str, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:

@@ -6,6 +6,7 @@
       -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
+      -> a memory call of a project with a team server? its result, as it came   `TeamRouter.forward`
       -> owned by another live instance? its result, as it came                  `Forwarder.forward`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
       -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
@@ -26,14 +27,24 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError, error_for_code
+from homeport.errors import (
+    InvalidArgumentError,
+    LogicalWorkspaceError,
+    StoreError,
+    TeamServerUnavailableError,
+    UnknownArgumentError,
+    WorkspaceError,
+    error_for_code,
+)
 from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
 from homeport.server.forwarding import forwards
 from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
+from homeport.server.team import goes_to_team
 from homeport.store import Store
 from homeport.workspace import CallInputs, Workspace
+from homeport.workspace.project import team_config
 
 __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
 
@@ -102,6 +113,7 @@ class Call:
     runtime: Runtime
     request: CallRequest
     inputs: CallInputs | None = None
+    tool: str = ""
     workspace: Workspace | None = None
     store: Store | None = None
     error: WorkspaceError | None = None  # only for tools that report an unresolvable call
@@ -110,7 +122,18 @@ class Call:
 
     @property
     def root(self) -> Path:
+        """The project's directory.
+
+        Raises:
+            LogicalWorkspaceError: the workspace is a logical key, which has no directory to read.
+        """
         assert self.workspace is not None, "a tool that needs a workspace was declared without one"
+        if self.workspace.logical_key is not None:
+            raise LogicalWorkspaceError(
+                f"{self.tool or 'this tool'} needs the project's own directory (its files or its database) and is "
+                f"not available for logical workspaces such as {self.workspace.logical_key!r}; run it with a "
+                "Homeport on the machine that has the project checked out"
+            )
         return self.workspace.root
 
     def screen(self, values: Any, *, prefix: str = "") -> None:
@@ -168,32 +191,56 @@ class CallPipeline:
         Resolution, the guards and the caller's access run here first, exactly as for a local call;
         the owner runs them again on the root it is sent.
         """
-        forwarder = self.runtime.forwarder
-        if forwarder is None or request.forwarded or not forwards(spec):
+        if request.forwarded or not forwards(spec):
             return None, None
+        team = self.runtime.team
+        if team is not None and goes_to_team(spec):
+            workspace, route = await self._blocking(self._team_of_call, spec, request, inputs)
+            if route is not None:
+                return await team.forward(route, spec.name, arguments), None
+            checked: Workspace | None = workspace
+        else:
+            checked = None
+        forwarder = self.runtime.forwarder
+        if forwarder is None:
+            return None, checked
         if self._threaded and not forwarder.registry_is_current():
             # Reading a changed registry takes its lock and asks owners for /healthz: not on the loop.
             await anyio.to_thread.run_sync(forwarder.anyone_else)
         if not forwarder.anyone_else():
-            return None, None
+            return None, checked
         # On the loop: the registry is current, and resolution is a few stat calls (tens of µs),
         # less than the thread hop it would take (bench/forwarding.py).
-        workspace, found = self._owner_of_call(spec, request, inputs)
+        workspace, found = self._owner_of_call(spec, request, inputs, checked)
         if found is None:
             return None, workspace
         owned, owner = found
         return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments, agent=request.agent), None
 
+    async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._threaded:
+            return await anyio.to_thread.run_sync(fn, *args)
+        return fn(*args)
+
+    def _team_of_call(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> tuple[Workspace, Any]:
+        assert self.runtime.team is not None
+        workspace = self._resolve_and_check(spec, request, inputs)
+        if workspace.logical_key is not None:
+            return workspace, None
+        return workspace, self.runtime.team.route(workspace.root)
+
     def _owner_of_call(
-        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs
+        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs, checked: Workspace | None
     ) -> tuple[Workspace, tuple[str, Owner] | None]:
         assert self.runtime.forwarder is not None
-        workspace = self._resolve_and_check(spec, request, inputs)
+        workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
+        if workspace.logical_key is not None:  # a key is served where its store is: this server
+            return workspace, None
         return workspace, self.runtime.forwarder.owner_of(workspace.root)
 
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
         workspace = self.runtime.resolve(inputs, write=spec.write)
-        self.runtime.access.check(request.principal, workspace.root, write=spec.write)
+        self.runtime.access.check(request.principal, workspace.root, write=spec.write, key=workspace.logical_key)
         return workspace
 
     def execute_or_forward(
@@ -208,7 +255,7 @@ class CallPipeline:
         forwarder = self.runtime.forwarder
         checked: Workspace | None = None
         if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
-            checked, found = self._owner_of_call(spec, request, inputs)
+            checked, found = self._owner_of_call(spec, request, inputs, None)
             if found is not None:
                 owned, owner = found
                 result = forwarder.forward_blocking(
@@ -232,7 +279,7 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
-        call = Call(self.runtime, request, inputs)
+        call = Call(self.runtime, request, inputs, tool=spec.name)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.
             call.secrets = SecretGate(spec.name, allowed=bool(arguments.get("allow_secrets")))
@@ -246,6 +293,8 @@ class CallPipeline:
                 if not spec.report_unresolved:
                     raise
                 call.error = exc
+            if checked is None and call.workspace is not None:
+                self._refuse_team_project(spec, request, call.workspace)
             if call.workspace is not None and spec.needs is Needs.STORE:
                 call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
@@ -261,6 +310,22 @@ class CallPipeline:
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
+
+    def _refuse_team_project(self, spec: ToolSpec, request: CallRequest, workspace: Workspace) -> None:
+        """A memory call of a team project that reached here without the forwarding step (the shell
+        commands): refused, never served from a local store that would split the memory in two."""
+        team = self.runtime.team
+        if team is None or request.forwarded or not forwards(spec) or not goes_to_team(spec):
+            return
+        if workspace.logical_key is not None:
+            return
+        configured = team_config(workspace.root)  # not `route`: a missing token is not this refusal's reason
+        if configured is not None:
+            raise TeamServerUnavailableError(
+                f"{spec.name}: the memory of {workspace.root} lives on its team server {configured.url} (named in "
+                f"{configured.config_path}), and this command does not reach team servers; use the MCP tools of "
+                "`homeport serve` in the project, which forward memory calls there"
+            )
 
 
 def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[str]) -> UnknownArgumentError:

@@ -13,6 +13,7 @@ from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver, data_dir_of
 from homeport.server.settings import ServeSettings
+from homeport.server.team import TeamRouter
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
     CallInputs,
@@ -43,6 +44,7 @@ class Runtime:
     databases: ProjectDatabases
     access: WorkspaceAccess
     forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
+    team: TeamRouter | None = None  # stdio: memory calls of a project with [team] go to its team server
     counts: CallCounts = field(default_factory=CallCounts)
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
@@ -57,6 +59,8 @@ class Runtime:
     def close(self) -> None:
         if self.forwarder is not None:
             self.forwarder.close()
+        if self.team is not None:
+            self.team.close()
         self.stores.close()
         self.databases.close()
 
@@ -92,6 +96,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
             if settings.state_dir
             else None
         ),
+        team=TeamRouter(settings.environ) if settings.transport == "stdio" else None,
     )
 
 
