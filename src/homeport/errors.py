@@ -19,7 +19,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   ├── WorkspaceUnresolvedError   no source yielded a candidate
     │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
     ├── PermissionDeniedError          the policy refused an action (names the rule)
-    │   └── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   ├── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   └── ToolNotAllowedError        the access rules' tool allowlist of the caller does not list the tool
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
@@ -61,6 +62,7 @@ __all__ = [
     "RegistryError",
     "SecretDetectedError",
     "StoreError",
+    "ToolNotAllowedError",
     "UnknownArgumentError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
@@ -134,6 +136,10 @@ class PermissionDeniedError(HomeportError):
 
 class WorkspaceAccessDeniedError(PermissionDeniedError):
     code = "workspace_access_denied"
+
+
+class ToolNotAllowedError(PermissionDeniedError):
+    code = "tool_not_allowed"
 
 
 class StoreError(HomeportError):

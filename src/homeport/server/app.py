@@ -19,6 +19,7 @@ from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
 from homeport.server.request import forget_roots
 from homeport.server.runtime import Runtime
+from homeport.server.settings import ServeSettings
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
 
@@ -52,20 +53,38 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:
-    """Bearer tokens from `homeport tokens add` on every HTTP request, when --auth is on.
+    """Bearer tokens on every HTTP request, when --auth is on: Homeport's own (`homeport tokens add`),
+    or JWTs from an issuer (`--auth jwt`).
 
     Raises:
-        ConfigError: no data directory, or a token file that cannot be read (refused at start, not
-            turned into an error on every request).
+        ConfigError: no data directory, a token file that cannot be read, a JWT setting missing, or
+            an access rules file that cannot be read (refused at start, not on every request).
     """
     settings = runtime.settings
     if not settings.auth:
         return {}
-    if settings.tokens_file is None:
-        raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
     from mcp.server.auth.settings import AuthSettings
     from pydantic import AnyHttpUrl
 
+    if runtime.access.rules is not None:
+        runtime.access.rules.get()  # a broken rules file stops the start here, with one clear line
+    if settings.auth_method == "jwt":
+        from homeport.server.jwt_auth import JwtVerifier
+
+        if not settings.jwks_url or not settings.jwt_issuer:
+            raise ConfigError("--auth jwt needs --jwks-url URL and --issuer ISSUER")
+        audience = jwt_audience(settings)
+        return {
+            "token_verifier": JwtVerifier(settings.jwks_url, issuer=settings.jwt_issuer, audience=audience),
+            # The SDK checks each verified token's resource (its audience) against this server again.
+            "auth": AuthSettings(
+                issuer_url=AnyHttpUrl(settings.jwt_issuer),
+                resource_server_url=AnyHttpUrl(audience),
+                validate_token_resource=True,
+            ),
+        }
+    if settings.tokens_file is None:
+        raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
     from homeport.files.tokens import TokenStore
     from homeport.server.auth import TokenStoreVerifier
 
@@ -79,6 +98,21 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
             issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False
         ),
     }
+
+
+def jwt_audience(settings: ServeSettings) -> str:
+    """The audience a JWT must name: --audience, else this server's /mcp URL (its resource identifier).
+
+    Raises:
+        ConfigError: an --audience that is not an http(s) URL (MCP names a resource by its URL).
+    """
+    audience = settings.jwt_audience or f"{resource_base(settings, settings.port)}/mcp"
+    if not audience.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"--audience {audience!r} is not a URL; a token's audience names this server by the URL clients reach "
+            "its /mcp at, e.g. https://mem.example.com/mcp"
+        )
+    return audience
 
 
 def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -126,7 +160,13 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
     if settings.auth:
         from homeport.server.auth import METADATA_PATH, resource_metadata_routes
 
-        # The SDK's metadata names an authorization server that does not exist (its metadata URL is a 404).
+        # Homeport's own tokens: the SDK's metadata would name an authorization server that does not
+        # exist (its metadata URL is a 404). JWTs: the issuer is the authorization server.
         routes = [r for r in app.router.routes if not getattr(r, "path", "").startswith(METADATA_PATH)]
-        app.router.routes = [*routes, *resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")]
+        if settings.auth_method == "jwt":
+            assert settings.jwt_issuer is not None
+            metadata = resource_metadata_routes(jwt_audience(settings), authorization_servers=(settings.jwt_issuer,))
+        else:
+            metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
+        app.router.routes = [*routes, *metadata]
     return CallsInFlight(RequestShape(app, path="/mcp", max_body_bytes=settings.max_body_bytes))

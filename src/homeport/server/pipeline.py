@@ -3,6 +3,7 @@
     request (MCP context or CLI flags)
       -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
       -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
+      -> the caller's tool allowlist (access rules), before anything is resolved  `WorkspaceAccess.check_tool`
       -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
@@ -19,7 +20,7 @@ into their own kind of answer in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,6 +58,11 @@ class CallRequest(Protocol):
     def agent(self) -> str | None: ...
 
     @property
+    def claims(self) -> Mapping[str, Any]:
+        """The verified token's claims (JWT), for the access rules; empty otherwise."""
+        ...
+
+    @property
     def forwarded(self) -> bool:
         """A call another instance forwarded here: served here, never forwarded again."""
         ...
@@ -79,6 +85,7 @@ class LocalRequest:
     principal: str = "local"
     agent: str | None = None
     forwarded: bool = False
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
     # (done, total) from a long tool (import_from), for the shell's progress bar.
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -184,12 +191,17 @@ class CallPipeline:
         self, spec: ToolSpec, request: CallRequest, inputs: CallInputs
     ) -> tuple[Workspace, tuple[str, Owner] | None]:
         assert self.runtime.forwarder is not None
+        self._check_tool(spec, request)
         workspace = self._resolve_and_check(spec, request, inputs)
         return workspace, self.runtime.forwarder.owner_of(workspace.root)
 
+    def _check_tool(self, spec: ToolSpec, request: CallRequest) -> None:
+        self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
+
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
+        # Checked again on every call whatever named the workspace: a handle or a session is no capability.
         workspace = self.runtime.resolve(inputs, write=spec.write)
-        self.runtime.access.check(request.principal, workspace.root, write=spec.write)
+        self.runtime.access.check(request.principal, workspace.root, write=spec.write, claims=request.claims)
         return workspace
 
     def execute(
@@ -207,6 +219,9 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
+        if checked is None:
+            # The access step begins with the tool allowlist: a refused tool is scanned and resolved never.
+            self._check_tool(spec, request)
         call = Call(self.runtime, request, inputs)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.
