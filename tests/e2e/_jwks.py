@@ -59,7 +59,7 @@ def jwks_issuer() -> Iterator[Issuer]:
     fetches: list[float] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             if self.path != "/jwks.json":
                 self.send_error(404)
                 return

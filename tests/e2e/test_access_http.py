@@ -75,8 +75,9 @@ async def test_no_token_or_a_token_for_another_server_gets_401_pointing_at_the_m
     async with httpx2.AsyncClient(timeout=10) as http:
         bare = await http.post(f"{served.base}/mcp", json=_INIT, headers=_HEADERS)
         assert bare.status_code == 401
-        assert f'resource_metadata="{served.base}/.well-known/oauth-protected-resource/mcp"' in (
-            bare.headers["www-authenticate"]
+        assert (
+            f'resource_metadata="{served.base}/.well-known/oauth-protected-resource/mcp"'
+            in (bare.headers["www-authenticate"])
         )
         other = {**_HEADERS, "Authorization": f"Bearer {stranger}"}
         assert (await http.post(f"{served.base}/mcp", json=_INIT, headers=other)).status_code == 401
@@ -136,7 +137,7 @@ async def test_a_handle_is_no_capability_once_the_rule_that_granted_it_is_gone(w
         async with _client(world, "ada", "legacy") as c:
             handle = ok(await c.call_tool("use_workspace", {"workspace": app}))["handle"]
             assert not (await c.call_tool("get_decisions", {"workspace": handle})).is_error
-            rules.write_text(before.replace('who = ["ada", ', 'who = ['))
+            rules.write_text(before.replace('who = ["ada", ', "who = ["))
             refused = await c.call_tool("get_decisions", {"workspace": handle})
             assert _code(refused) == "workspace_access_denied"
             session_default = await c.call_tool("get_decisions", {})
