@@ -161,3 +161,18 @@ async def test_plain_auth_still_means_homeport_tokens_and_the_rules_name_token_a
             assert not (await c.call_tool("get_decisions", {"workspace": str(app)})).is_error
             refused = await c.call_tool("log_decision", {"summary": "x", "workspace": str(app)})
             assert _code(refused) == "workspace_access_denied" and "read-only" in error_text(refused)
+
+
+async def test_every_version_records_the_principal_client_and_tool_that_wrote_it(world):
+    app = str(world["projects"]["acme/app"])
+    async with _client(world, "ada") as c:
+        written = ok(await c.call_tool("update_product_context", {"patch": {"owner": "ada"}, "workspace": app}))
+        assert written["written_by"]["principal"] == "ada"
+        assert written["written_by"]["tool"] == "update_product_context"
+        client = written["written_by"]["client"]
+        assert client  # the name the client gave in its handshake or request envelope
+    async with _client(world, "pat", org="acme") as c:
+        history = ok(await c.call_tool("get_item_history", {"item_type": "product_context", "workspace": app}))
+    newest = history["versions"][0]
+    assert newest["content"] == {"owner": "ada"}
+    assert newest["written_by"] == {**written["written_by"], "client": client}

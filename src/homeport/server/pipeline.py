@@ -9,7 +9,8 @@
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
       -> owned by another live instance? its result, as it came                  `Forwarder.forward`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
-      -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
+      -> the executor, on a worker thread over HTTP, its writes recorded as the   `ToolSpec.run`
+         caller's (principal, client, tool)                                      `provenance.writing_as`
       -> overrides of the secret check recorded in the memory                     `SecretGate.record`
       -> the result with `workspace` added                                        `tool_result`
 
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
+from homeport import __version__
 from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
 from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
@@ -34,6 +36,7 @@ from homeport.server.forwarding import forwards
 from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
 from homeport.store import Store
+from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
 
 __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
@@ -67,6 +70,11 @@ class CallRequest(Protocol):
         """A call another instance forwarded here: served here, never forwarded again."""
         ...
 
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version (MCP handshake or request envelope); (None, None) when unsaid."""
+        ...
+
     def inputs(self, argument: str | None) -> CallInputs: ...
 
     async def attach_roots(self, inputs: CallInputs) -> CallInputs | Any:
@@ -86,6 +94,7 @@ class LocalRequest:
     agent: str | None = None
     forwarded: bool = False
     claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    client: tuple[str | None, str | None] = ("homeport", __version__)  # the shell commands
     # (done, total) from a long tool (import_from), for the shell's progress bar.
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -241,11 +250,16 @@ class CallPipeline:
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
         if call.secrets is not None:
             kwargs.pop("allow_secrets", None)
+        client, client_version = request.client
+        writer = Writer(request.principal, client, client_version, spec.name)
         try:
-            result = spec.run(call, **kwargs)
+            with writing_as(writer):  # every item version this call writes records who wrote it
+                result = spec.run(call, **kwargs)
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
             raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        if spec.write and isinstance(result, dict):
+            result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
         if call.workspace is None or spec.report_unresolved:

@@ -105,6 +105,14 @@ class McpRequest:
         token = get_access_token()
         return (token.claims or {}) if token is not None else {}
 
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version from the handshake (2025) or the request envelope (2026-07-28)."""
+        params = self.ctx.session.client_params
+        if params is None:
+            return None, None
+        return params.client_info.name, params.client_info.version
+
     @_once
     def forwarded(self) -> bool:
         request = self.http_request
