@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from homeport.errors import ConfigError
@@ -62,6 +62,17 @@ class Principal:
         raw = claims.get("groups", ())
         groups = tuple(raw.split()) if isinstance(raw, str) else tuple(str(g) for g in raw or ())
         return cls(name, groups, claims)
+
+    @cached_property
+    def matchers(self) -> frozenset[str]:
+        """Every `who` string that names this principal (what `matches_principal` accepts), for set lookups."""
+        out = {"*", self.name, *(f"group:{g}" for g in self.groups)}
+        for key, claim in self.claims.items():
+            if "=" in key:
+                continue  # `claim:K=V` splits at the first '=': such a key is never named
+            values = claim if isinstance(claim, list | tuple) else (claim,)
+            out.update(f"claim:{key}={v}" for v in values if v is not None)
+        return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -112,7 +123,7 @@ def matches_principal(matcher: str, principal: Principal) -> bool:
 
 
 def _names(who: Sequence[str], principal: Principal) -> bool:
-    return any(matches_principal(m, principal) for m in who)
+    return not principal.matchers.isdisjoint(who)
 
 
 def pattern_matches(pattern: str, name: str) -> bool:
