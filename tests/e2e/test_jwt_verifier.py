@@ -100,3 +100,14 @@ def test_an_unreachable_key_set_refuses_every_token(issuer):
 async def test_the_sdk_verifier_api_answers_on_a_worker_thread(issuer, verifier):
     assert (await verifier.verify_token(issuer.token("ada", aud=AUDIENCE))).subject == "ada"
     assert await verifier.verify_token(issuer.token(aud="http://elsewhere.test/mcp")) is None
+
+
+def test_tokens_with_unknown_kids_do_not_make_the_server_fetch_the_key_set_each_time(issuer, verifier):
+    claims = {"sub": "ada", "iss": ISSUER, "aud": AUDIENCE, "exp": 4_000_000_000}
+    assert verifier.verify(issuer.token(aud=AUDIENCE)) is not None  # the set is fetched and cached
+    before = len(issuer.fetches)
+    for i in range(20):
+        forged = jwt.encode(claims, issuer.keys["rsa"], algorithm="RS256", headers={"kid": f"random-{i}"})
+        assert verifier.verify(forged) is None
+    assert len(issuer.fetches) - before <= 1
+    assert verifier.verify(issuer.token(aud=AUDIENCE)) is not None
