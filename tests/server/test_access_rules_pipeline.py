@@ -119,3 +119,17 @@ def test_a_patterns_literal_directories_are_resolved_like_workspaces(tmp_path):
     assert canonical_pattern(f"{tmp_path}/alias/**") == f"{resolved}/**"
     assert canonical_pattern(f"{tmp_path}/alias") == resolved
     assert canonical_pattern("acme/*") == "acme/*"
+
+
+def test_a_rule_may_name_a_workspace_by_its_logical_key(tmp_path):
+    from homeport.errors import WorkspaceAccessDeniedError
+    from homeport.server.access import AccessRulesFile, WorkspaceAccess
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[workspaces]]\nwho = "ada"\npaths = ["github.com/acme/*"]\naccess = "read"\n')
+    access = WorkspaceAccess(auth=True, rules=AccessRulesFile(rules))
+    access.check("ada", tmp_path / "api", write=False, key="github.com/acme/api")
+    with pytest.raises(WorkspaceAccessDeniedError, match="read-only"):
+        access.check("ada", tmp_path / "api", write=True, key="github.com/acme/api")
+    with pytest.raises(WorkspaceAccessDeniedError, match="no workspace rule"):
+        access.check("ada", tmp_path / "api", write=False, key="github.com/beta/api")

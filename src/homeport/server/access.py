@@ -113,17 +113,27 @@ class WorkspaceAccess:
                 f"{self.rules.path}. Nothing was done."
             )
 
-    def explain(self, principal: str, claims: Mapping[str, Any] | None, root: Path, *, write: bool) -> AccessDecision:
-        """The workspace rules' decision for `root` (with rules only)."""
+    def explain(
+        self, principal: str, claims: Mapping[str, Any] | None, root: Path, *, write: bool, key: str | None = None
+    ) -> AccessDecision:
+        """The workspace rules' decision for `root`, or its logical `key` too (with rules only)."""
         assert self.rules is not None
-        return decide_workspace_rules(
-            self.rules.get(), Principal.from_claims(principal, claims), (root.as_posix(),), write=write
-        )
+        names = (root.as_posix(), key) if key else (root.as_posix(),)
+        return decide_workspace_rules(self.rules.get(), Principal.from_claims(principal, claims), names, write=write)
 
-    def check(self, principal: str, root: Path, *, write: bool, claims: Mapping[str, Any] | None = None) -> None:
+    def check(
+        self,
+        principal: str,
+        root: Path,
+        *,
+        write: bool,
+        claims: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> None:
         """Refuse `principal` a workspace it may not use (under auth only).
 
-        `root` is the resolved workspace, already canonical. With access rules, they decide;
+        `root` is the resolved workspace, already canonical. With access rules, they decide, and a
+        pattern may match the root's path or the workspace's logical `key` (`github.com/acme/*`);
         otherwise the organization's roots in the directory.
 
         Raises:
@@ -135,7 +145,7 @@ class WorkspaceAccess:
         if not self.auth:
             return
         if self.rules is not None:
-            decision = self.explain(principal, claims, root, write=write)
+            decision = self.explain(principal, claims, root, write=write, key=key)
             if not decision.allowed:
                 fix = (
                     'pass a workspace it may write, or an operator gives that rule access = "write"'
