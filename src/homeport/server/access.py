@@ -53,7 +53,7 @@ class AccessRulesFile:
         except OSError as exc:
             raise ConfigError(
                 f"access rules {self.path} cannot be read ({exc.strerror}); every call is refused"
-            ) from None
+            ) from exc
         stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         with self._lock:
             if stamp != self._stamp:
@@ -62,7 +62,7 @@ class AccessRulesFile:
                 except (OSError, UnicodeDecodeError) as exc:
                     raise ConfigError(
                         f"access rules {self.path} cannot be read ({exc}); every call is refused"
-                    ) from None
+                    ) from exc
                 self._rules = parse_access_rules(text, source=str(self.path), canonical=canonical_pattern)
                 self._stamp = stamp
             return self._rules

@@ -76,7 +76,7 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
         audience = jwt_audience(settings)
         return {
             "token_verifier": JwtVerifier(settings.jwks_url, issuer=settings.jwt_issuer, audience=audience),
-            # The SDK checks each verified token's resource (its audience) against this server again.
+            # The SDK refuses a verified token whose resource is not this server (PyJWT checked `aud`).
             "auth": AuthSettings(
                 issuer_url=AnyHttpUrl(settings.jwt_issuer),
                 resource_server_url=AnyHttpUrl(audience),
