@@ -20,7 +20,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   ├── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
     │   └── LogicalWorkspaceError      a tool that needs a directory, called on a logical workspace (a key)
     ├── PermissionDeniedError          the policy refused an action (names the rule)
-    │   └── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   ├── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   └── ToolNotAllowedError        the access rules' tool allowlist of the caller does not list the tool
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
@@ -65,6 +66,7 @@ __all__ = [
     "SecretDetectedError",
     "StoreError",
     "TeamServerUnavailableError",
+    "ToolNotAllowedError",
     "UnknownArgumentError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
@@ -143,6 +145,10 @@ class PermissionDeniedError(HomeportError):
 
 class WorkspaceAccessDeniedError(PermissionDeniedError):
     code = "workspace_access_denied"
+
+
+class ToolNotAllowedError(PermissionDeniedError):
+    code = "tool_not_allowed"
 
 
 class StoreError(HomeportError):

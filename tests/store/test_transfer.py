@@ -272,7 +272,7 @@ def test_export_writes_one_file_per_item_type_and_a_manifest(pair):
         "links": 1,
     }
     manifest = json.loads((root / ".homeport/export/manifest.json").read_text())
-    assert manifest["format"] == "json" and manifest["schema_revision"] == "0002"
+    assert manifest["format"] == "json" and manifest["schema_revision"] == "0004"
     assert [d["id"] for d in json.loads((root / ".homeport/export/decisions.json").read_text())] == [1, 2]
 
 

@@ -40,6 +40,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "schema": LazyCommand("homeport.cli.memory_transfer:schema", "The memory's item types, fields and tools."),
     "directory": LazyCommand("homeport.cli.access:directory", "Organizations, teams and agents for file areas."),
     "tokens": LazyCommand("homeport.cli.access:tokens", "Bearer tokens for `homeport serve --http --auth`."),
+    "access": LazyCommand("homeport.cli.access_rules:access", "Explain who may use which workspace and tool."),
     "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
 }

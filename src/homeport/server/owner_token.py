@@ -30,13 +30,14 @@ class ForwarderToken(AccessToken):
 class OwnerTokenVerifier(TokenVerifier):
     """Accept the owner's token (as a `ForwarderToken`), and every other token as `inner` decides."""
 
-    def __init__(self, inner: TokenVerifier, owner_token: str) -> None:
+    def __init__(self, inner: TokenVerifier, owner_token: str, *, resource: str | None = None) -> None:
         self.inner = inner
         self._owner_token = owner_token.encode()
+        self.resource = resource  # where tokens must name this server (JWTs), so must the owner's own
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if hmac.compare_digest(token.encode(), self._owner_token):
-            return ForwarderToken(token=token, client_id="homeport-instance", scopes=[])
+            return ForwarderToken(token=token, client_id="homeport-instance", scopes=[], resource=self.resource)
         return await self.inner.verify_token(token)
 
 

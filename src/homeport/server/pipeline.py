@@ -3,13 +3,15 @@
     request (MCP context or CLI flags)
       -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
       -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
+      -> the caller's tool allowlist (access rules), before anything is resolved  `WorkspaceAccess.check_tool`
       -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
       -> a memory call of a project with a team server? its result, as it came   `TeamRouter.forward`
       -> owned by another live instance? its result, as it came                  `Forwarder.forward`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
-      -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
+      -> the executor, on a worker thread over HTTP, its writes recorded as the   `ToolSpec.run`
+         caller's (principal, client, tool)                                      `provenance.writing_as`
       -> overrides of the secret check recorded in the memory                     `SecretGate.record`
       -> the result with `workspace` added                                        `tool_result`
 
@@ -20,13 +22,14 @@ into their own kind of answer in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio.to_thread
 
+from homeport import __version__
 from homeport.errors import (
     InvalidArgumentError,
     LogicalWorkspaceError,
@@ -43,6 +46,7 @@ from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
 from homeport.server.team import goes_to_team
 from homeport.store import Store
+from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
 from homeport.workspace.project import team_config
 
@@ -68,8 +72,18 @@ class CallRequest(Protocol):
     def agent(self) -> str | None: ...
 
     @property
+    def claims(self) -> Mapping[str, Any]:
+        """The verified token's claims (JWT), for the access rules; empty otherwise."""
+        ...
+
+    @property
     def forwarded(self) -> bool:
         """A call another instance forwarded here: served here, never forwarded again."""
+        ...
+
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version (MCP handshake or request envelope); (None, None) when unsaid."""
         ...
 
     def inputs(self, argument: str | None) -> CallInputs: ...
@@ -90,6 +104,8 @@ class LocalRequest:
     principal: str = "local"
     agent: str | None = None
     forwarded: bool = False
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    client: tuple[str | None, str | None] = ("homeport", __version__)  # the shell commands
     # (done, total) from a long tool (import_from), for the shell's progress bar.
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -224,6 +240,7 @@ class CallPipeline:
 
     def _team_of_call(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> tuple[Workspace, Any]:
         assert self.runtime.team is not None
+        self._check_tool(spec, request)
         workspace = self._resolve_and_check(spec, request, inputs)
         if workspace.logical_key is not None:
             return workspace, None
@@ -233,14 +250,22 @@ class CallPipeline:
         self, spec: ToolSpec, request: CallRequest, inputs: CallInputs, checked: Workspace | None
     ) -> tuple[Workspace, tuple[str, Owner] | None]:
         assert self.runtime.forwarder is not None
+        if checked is None:
+            self._check_tool(spec, request)
         workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
         if workspace.logical_key is not None:  # a key is served where its store is: this server
             return workspace, None
         return workspace, self.runtime.forwarder.owner_of(workspace.root)
 
+    def _check_tool(self, spec: ToolSpec, request: CallRequest) -> None:
+        self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
+
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
+        # Checked again on every call whatever named the workspace: a handle or a session is no capability.
         workspace = self.runtime.resolve(inputs, write=spec.write)
-        self.runtime.access.check(request.principal, workspace.root, write=spec.write, key=workspace.logical_key)
+        self.runtime.access.check(
+            request.principal, workspace.root, write=spec.write, claims=request.claims, key=workspace.logical_key
+        )
         return workspace
 
     def execute_or_forward(
@@ -279,6 +304,9 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
+        if checked is None:
+            # The access step begins with the tool allowlist: a refused tool is scanned and resolved never.
+            self._check_tool(spec, request)
         call = Call(self.runtime, request, inputs, tool=spec.name)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.
@@ -300,11 +328,16 @@ class CallPipeline:
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
         if call.secrets is not None:
             kwargs.pop("allow_secrets", None)
+        client, client_version = request.client
+        writer = Writer(request.principal, client, client_version, spec.name)
         try:
-            result = spec.run(call, **kwargs)
+            with writing_as(writer):  # every item version this call writes records who wrote it
+                result = spec.run(call, **kwargs)
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
             raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        if spec.write and isinstance(result, dict):
+            result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
         if call.workspace is None or spec.report_unresolved:

@@ -20,7 +20,7 @@ Roots, when the client declares the capability, bound every call whatever named 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -111,6 +111,20 @@ class McpRequest:
         if self.http_request is not None:
             return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
         return self.runtime.settings.agent
+
+    @property
+    def claims(self) -> Mapping[str, Any]:
+        """The verified token's claims (a JWT's payload); empty for Homeport's own tokens and without auth."""
+        token = get_access_token()
+        return (token.claims or {}) if token is not None else {}
+
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version from the handshake (2025) or the request envelope (2026-07-28)."""
+        params = self.ctx.session.client_params
+        if params is None:
+            return None, None
+        return params.client_info.name, params.client_info.version
 
     @_once
     def forwarded(self) -> bool:

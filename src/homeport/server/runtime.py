@@ -8,7 +8,7 @@ from typing import Any
 
 from homeport.projectdb import ProjectDatabases
 from homeport.registry import InstanceRegistry
-from homeport.server.access import WorkspaceAccess
+from homeport.server.access import AccessRulesFile, WorkspaceAccess
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver, data_dir_of
@@ -90,7 +90,11 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         stores=StoreCache(capacity=settings.store_cache_size),
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
-        access=WorkspaceAccess(directory, auth=settings.auth),
+        access=WorkspaceAccess(
+            directory,
+            auth=settings.auth,
+            rules=AccessRulesFile(settings.access_rules_file) if settings.access_rules_file else None,
+        ),
         forwarder=(
             Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
             if settings.state_dir

@@ -43,6 +43,14 @@ class ServeSettings:
     owner_token_file: Path | None = None
     # HTTP: workspaces are logical keys (acme/api) kept under the data directory, never paths on this disk.
     logical_workspaces: bool = False
+    # How bearer tokens are verified under `auth`: Homeport's own token file, or JWTs signed by an
+    # issuer's keys (JWKS), whose audience must be `jwt_audience` (default: this server's /mcp URL).
+    auth_method: Literal["tokens", "jwt"] = "tokens"
+    jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    # Under auth: who may call which tools and use which workspaces (TOML); None: the directory's roots.
+    access_rules_file: Path | None = None
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
     # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.

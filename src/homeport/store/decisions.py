@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
@@ -68,6 +69,7 @@ def insert_decision(
         "updated_at": updated,
     }
     item_id = _INSERT.insert(conn, {"id": item_id, **values})
+    provenance.note(conn, ITEM_TYPE, item_id)
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
         conn,
