@@ -135,9 +135,13 @@ class _AsgiApp:
 
 
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
-    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/) and
-    health at /healthz, with Host and Origin checked on both transports, request shapes checked
-    before the SDK sees them, and the requests in flight counted for shutdown."""
+    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
+    dashboard at /ui and health at /healthz, with Host and Origin checked on both transports and /ui,
+    request shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
+    from starlette.routing import Mount
+
+    from homeport.ui import build_dashboard
+
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -178,4 +182,5 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         # The SDK's metadata names an authorization server that does not exist (its metadata URL is a 404).
         routes = [r for r in app.router.routes if not getattr(r, "path", "").startswith(METADATA_PATH)]
         app.router.routes = [*routes, *resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")]
+    app.router.routes.append(Mount("/ui", app=build_dashboard(runtime)))
     return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

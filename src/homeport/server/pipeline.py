@@ -26,7 +26,14 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError, error_for_code
+from homeport.errors import (
+    InvalidArgumentError,
+    PermissionDeniedError,
+    StoreError,
+    UnknownArgumentError,
+    WorkspaceError,
+    error_for_code,
+)
 from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
 from homeport.server.forwarding import forwards
@@ -143,6 +150,7 @@ class CallPipeline:
         Raises:
             HomeportError: resolution, a guard, the caller's access or the executor refused the call.
         """
+        self._refuse_write_if_read_only(spec)
         inputs: CallInputs | None = None
         checked: Workspace | None = None
         if spec.takes_workspace:
@@ -191,6 +199,14 @@ class CallPipeline:
         workspace = self._resolve_and_check(spec, request, inputs)
         return workspace, self.runtime.forwarder.owner_of(workspace.root)
 
+    def _refuse_write_if_read_only(self, spec: ToolSpec) -> None:
+        # Before forwarding too: an owner started without --read-only must not take the write instead.
+        if spec.write and self.runtime.settings.read_only:
+            raise PermissionDeniedError(
+                f"{spec.name} writes, and this server was started with --read-only; nothing was changed. "
+                "Restart it without --read-only to make changes"
+            )
+
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
         workspace = self.runtime.resolve(inputs, write=spec.write)
         self.runtime.access.check(request.principal, workspace.root, write=spec.write)
@@ -205,6 +221,7 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
+        self._refuse_write_if_read_only(spec)
         forwarder = self.runtime.forwarder
         checked: Workspace | None = None
         if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
@@ -232,6 +249,7 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
+        self._refuse_write_if_read_only(spec)
         call = Call(self.runtime, request, inputs)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.

@@ -41,6 +41,8 @@ class ServeSettings:
     auth: bool = False
     # With --own --auth: the file holding the token this owner accepts from the user's other instances.
     owner_token_file: Path | None = None
+    # Every write tool is refused (`serve --read-only`, `homeport ui --read-only`): for looking, not changing.
+    read_only: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
     # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.

@@ -1,0 +1,167 @@
+"""Turning tool results into what a page shows: safe Markdown, diffs, highlighted snippets, a link graph.
+
+Every template is autoescaped; the only markup that reaches a page unescaped is built here from
+escaped text (Markdown with raw HTML turned off, `<mark>` around escaped snippet words).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+__all__ = ["GraphView", "diff_lines", "environment", "graph_view", "markdown", "snippet", "title_of", "url"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+# CommonMark without raw HTML: `<script>` in a context shows as text; javascript: links are dropped.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def markdown(text: Any) -> Markup:
+    if not isinstance(text, str):
+        return Markup("<pre>{}</pre>").format(json.dumps(text, indent=2, ensure_ascii=False))
+    return Markup(_MARKDOWN.render(text))  # safe: raw HTML is disabled above
+
+
+def snippet(text: str) -> Markup:
+    """A search snippet with its `[match]` markers as <mark>, everything else escaped."""
+    out, depth = [], 0
+    for ch in text:
+        if ch == "[" and depth == 0:
+            out.append(Markup("<mark>"))
+            depth = 1
+        elif ch == "]" and depth == 1:
+            out.append(Markup("</mark>"))
+            depth = 0
+        else:
+            out.append(escape(ch))
+    if depth:
+        out.append(Markup("</mark>"))
+    return Markup("").join(out)
+
+
+def url(path: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    return f"/ui{path}{'?' + query if query else ''}"
+
+
+def title_of(item: dict[str, Any]) -> str:
+    """The one line that names an item in lists, links and the graph."""
+    kind = item.get("type")
+    if kind == "decision":
+        return str(item.get("summary", ""))
+    if kind == "progress":
+        return str(item.get("description", ""))
+    if kind == "system_pattern":
+        return str(item.get("name", ""))
+    if kind == "custom_data":
+        return f"{item.get('category')} / {item.get('key')}"
+    if kind in ("product_context", "active_context"):
+        return "Product context" if kind == "product_context" else "Active context"
+    return str(item.get("title", ""))
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def diff_lines(old: Any, new: Any) -> list[tuple[str, str]]:
+    """(kind, line) of a unified diff between two JSON values: kind is add, del, hunk or same."""
+    lines = difflib.unified_diff(pretty(old).splitlines(), pretty(new).splitlines(), lineterm="", n=2)
+    out = []
+    for line in list(lines)[2:]:  # the ---/+++ header says nothing here
+        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
+        out.append((kind, line))
+    return out
+
+
+@dataclass
+class GraphNode:
+    key: str
+    type: str
+    id: int
+    label: str
+    x: float
+    y: float
+    depth: int
+    href: str
+
+
+@dataclass
+class GraphView:
+    width: int
+    height: int
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[tuple[GraphNode, GraphNode, str]] = field(default_factory=list)
+
+
+def graph_view(
+    ws: str, center: tuple[str, int], center_label: str, linked: list[dict[str, Any]], labels: dict[str, str]
+) -> GraphView:
+    """A radial layout: the item in the middle, its links on an inner ring, theirs on an outer one."""
+    size = 520 if any(x["depth"] > 1 for x in linked) else 360
+    mid = size / 2
+    view = GraphView(size, size)
+
+    def node(kind: str, item_id: int, depth: int, angle: float) -> GraphNode:
+        radius = (0, 110, 215)[min(depth, 2)]
+        key = f"{kind}:{item_id}"
+        label = labels.get(key) or f"{kind.replace('_', ' ')} {item_id}"
+        return GraphNode(
+            key,
+            kind,
+            item_id,
+            label if len(label) <= 28 else label[:27] + "…",
+            round(mid + radius * math.cos(angle), 1),
+            round(mid + radius * math.sin(angle), 1),
+            depth,
+            url("/item", ws=ws, type=kind, id=item_id),
+        )
+
+    nodes = {f"{center[0]}:{center[1]}": node(center[0], center[1], 0, 0)}
+    nodes[f"{center[0]}:{center[1]}"].label = center_label[:27] + ("…" if len(center_label) > 27 else "")
+    first = [x for x in linked if x["depth"] == 1]
+    second = [x for x in linked if x["depth"] == 2]
+    for i, x in enumerate(first):
+        nodes[f"{x['type']}:{x['id']}"] = node(
+            x["type"], x["id"], 1, 2 * math.pi * i / max(len(first), 1) - math.pi / 2
+        )
+    for i, x in enumerate(second):
+        nodes[f"{x['type']}:{x['id']}"] = node(
+            x["type"], x["id"], 2, 2 * math.pi * (i + 0.5) / max(len(second), 1) - math.pi / 2
+        )
+    view.nodes = list(nodes.values())
+    for x in linked:
+        via = nodes.get(f"{x['via']['type']}:{x['via']['id']}")
+        here = nodes.get(f"{x['type']}:{x['id']}")
+        if via is not None and here is not None:
+            view.edges.append((via, here, str(x["relationship"])))
+    return view
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(url=url, title_of=title_of)
+    env.filters.update(markdown=markdown, snippet=snippet, pretty=pretty, when=_when)
+    return env
+
+
+def _when(stamp: str | None) -> str:
+    """`2026-11-25T16:20:04.123456Z` -> `2026-11-25 16:20 UTC`."""
+    if not stamp:
+        return "—"
+    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
