@@ -92,6 +92,11 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     help="HTTP: the same for the request body, counted from the end of the headers.",
 )
 @click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse every tool that writes, over MCP and in the dashboard at /ui: for looking, not changing.",
+)
+@click.option(
     "--agent",
     envvar="HOMEPORT_AGENT",
     metavar="ID",
@@ -129,6 +134,7 @@ def serve(
     trust_workspace_config: bool,
     header_timeout: float,
     body_timeout: float,
+    read_only: bool,
     agent: str | None,
     quiet: bool,
     workspace: str | None,
@@ -210,6 +216,7 @@ def serve(
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,
         owner_token_file=owner_token_file,
+        read_only=read_only,
     )
     runtime = build_runtime(settings)
     try:
@@ -251,6 +258,7 @@ def _banner(runtime: Runtime) -> str:
     roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
     bound = f"[{s.host}]" if ":" in s.host else s.host
     urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
+    dashboard = f"http://{bound}:{s.port}/ui/"
     access = "bearer tokens required" if s.auth else "no auth"
     if s.auth and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
         access += " (none minted yet: `homeport tokens add AGENT`)"
@@ -258,6 +266,6 @@ def _banner(runtime: Runtime) -> str:
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (
-        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, health at /healthz; "
-        f"serving workspaces under {roots}; {access}{note}; Ctrl-C to stop"
+        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, dashboard at {dashboard}, health at /healthz; "
+        f"serving workspaces under {roots}; {access}{'; read-only' if s.read_only else ''}{note}; Ctrl-C to stop"
     )

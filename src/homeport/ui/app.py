@@ -423,7 +423,7 @@ class Dashboard:
 def build_dashboard(runtime: Runtime) -> Starlette:
     """The dashboard's ASGI app, to mount at /ui."""
     d = Dashboard(runtime)
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", d.page(d.workspaces)),
             Route("/w", d.page(d.workspace)),
@@ -438,6 +438,8 @@ def build_dashboard(runtime: Runtime) -> Starlette:
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ]
     )
+    app.state.dashboard = d
+    return app
 
 
 def _plain(status: int, text: str) -> Response:
