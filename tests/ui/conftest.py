@@ -14,7 +14,7 @@ from homeport.files.tokens import TokenStore
 from homeport.server.app import build_http_app, build_server
 from homeport.server.runtime import Runtime, build_runtime
 from homeport.server.settings import ServeSettings
-from homeport.store import contexts, custom_data, decisions, links, patterns, progress
+from homeport.store import Store, contexts, custom_data, decisions, links, patterns, progress
 
 BASE = "http://127.0.0.1:8765"
 
@@ -26,9 +26,17 @@ def make_project(base: Path, name: str) -> Path:
 
 
 def seed(runtime: Runtime, root: Path) -> dict[str, Any]:
-    """A small memory with every item type, two context versions and links two steps deep."""
     store = runtime.stores.get(root, create=True)
     assert store is not None
+    return seed_store(store)
+
+
+def seed_store(store: Store, *, many: bool = False) -> dict[str, Any]:
+    """A small memory with every item type, two context versions and links two steps deep; `many`
+    adds 120 older decisions, so the decisions are paginated."""
+    if many:
+        for n in range(120):
+            decisions.log_decision(store, f"Earlier decision {n}", tags=["history"])
     wal = decisions.log_decision(
         store, "Use SQLite in WAL mode", rationale="Readers never block the writer.", tags=["storage", "db"]
     )

@@ -1,0 +1,196 @@
+"""The dashboard in a real headless browser (Debian's chromium + chromium-driver, driven by Selenium),
+served by `homeport ui` in a subprocess: every page of a seeded workspace, following a link, search
+from the keyboard, a correction that shows up in the history. A screenshot of each page is saved
+under the test's output directory, printed at the end of each test (pytest -s, or -rA).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.ui.conftest import make_project, seed_store
+
+from homeport.store import StoreCache
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed: pip install -e '.[test]'")
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no chromium + chromedriver on PATH: apt-get install -y chromium chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1360,1000",
+    ):
+        options.add_argument(flag)
+    # The driver's path is given, so Selenium Manager never looks for (or downloads) one.
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("dashboard-screenshots")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """`homeport ui` serving a seeded project; its printed address."""
+    base = tmp_path_factory.mktemp("ui")
+    root = make_project(base / "src", "atlas")
+    cache = StoreCache()
+    try:
+        items = seed_store(cache.get(root, create=True), many=True)
+    finally:
+        cache.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_") and k != "CLAUDE_PROJECT_DIR"}
+    env.update(HOME=str(base), HOMEPORT_STATE_DIR=str(base / "state"), HOMEPORT_DATA_DIR=str(base / "data"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "homeport", "ui", "--no-browser", "--port", "0", "-w", str(root)],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(process.stdout.readline() if process.stdout else ""))
+    reader.start()
+    reader.join(timeout=30)
+    try:
+        assert line and line[0].startswith("homeport ui: http://127.0.0.1:"), (line, process.poll())
+        address = line[0].split()[2]
+        yield {"address": address, "origin": address.split("/ui/")[0], "root": root, "items": items}
+    finally:
+        process.terminate()
+        process.communicate(timeout=15)  # also closes the pipes
+
+
+def shoot(driver: Any, shots: Path, name: str) -> Path:
+    path = shots / f"{name}.png"
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1360, min(max(int(height) + 40, 700), 2600))
+    assert driver.save_screenshot(str(path))
+    driver.set_window_size(1360, 1000)
+    print(f"screenshot: {path}")
+    return path
+
+
+def test_every_page_of_a_seeded_workspace_loads_in_a_browser(browser, served, shots):
+    from selenium.webdriver.common.by import By
+
+    origin, root, items = served["origin"], served["root"], served["items"]
+    browser.get(served["address"])
+    assert "atlas" in browser.title
+    assert "Use SQLite in WAL mode" in browser.find_element(By.ID, "decisions").text
+    tree = browser.find_element(By.ID, "progress")
+    assert tree.find_elements(By.CSS_SELECTOR, ".status-done") and tree.find_elements(
+        By.CSS_SELECTOR, ".status-blocked"
+    )
+    assert "Write-ahead log" in browser.find_element(By.ID, "glossary").text
+    shoot(browser, shots, "workspace")
+
+    browser.get(f"{origin}/ui/")
+    assert str(root) in browser.find_element(By.CSS_SELECTOR, "table.workspaces").text
+    shoot(browser, shots, "workspaces")
+
+    browser.get(f"{origin}/ui/item?ws={root}&type=progress&id={items['task']['id']}")
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.graph .node")
+    shoot(browser, shots, "item")
+
+    browser.get(f"{origin}/ui/item?ws={root}&type=active_context&id=1")
+    assert browser.find_elements(By.CSS_SELECTOR, "pre.diff .d-add")
+    shoot(browser, shots, "context-history")
+
+    browser.get(f"{origin}/ui/activity?ws={root}")
+    assert browser.find_elements(By.CSS_SELECTOR, "ol.timeline li")
+    shoot(browser, shots, "activity")
+
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+    )
+    try:
+        browser.get(served["address"])
+        background = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(15, 17, 21)"  # the dark palette
+        shoot(browser, shots, "workspace-dark")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def test_a_decision_leads_to_the_item_it_is_linked_to(browser, served, shots):
+    from selenium.webdriver.common.by import By
+
+    browser.get(served["address"])
+    browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
+    assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
+    shoot(browser, shots, "decision")
+    browser.find_element(By.CSS_SELECTOR, "#links a.linked-item[href*='type=progress']").click()
+    assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Build the dashboard"
+
+
+def test_slash_focuses_search_and_results_highlight_the_words(browser, served, shots):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(served["address"])
+    ActionChains(browser).send_keys("/").perform()
+    search = browser.find_element(By.ID, "search")
+    assert browser.switch_to.active_element == search
+    search.send_keys("readers", Keys.ENTER)
+    marks = browser.find_elements(By.CSS_SELECTOR, ".snippet mark")
+    assert marks and marks[0].text.lower() == "readers"
+    shoot(browser, shots, "search")
+    browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
+    assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
+
+
+def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
+    from selenium.webdriver.common.by import By
+
+    origin, root = served["origin"], served["root"]
+    browser.get(f"{origin}/ui/item?ws={root}&type=active_context&id=1")
+    versions = len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li"))
+    content = browser.find_element(By.ID, "f-content")
+    content.clear()
+    content.send_keys('{"focus": "Review the dashboard screenshots"}')
+    browser.find_element(By.ID, "save").click()
+    assert "Saved." in browser.find_element(By.CSS_SELECTOR, ".saved").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li")) == versions + 1
+    newest = browser.find_element(By.CSS_SELECTOR, "ol.versions > li")
+    assert "Review the dashboard screenshots" in newest.find_element(By.CSS_SELECTOR, ".d-add").text
+    shoot(browser, shots, "edited")
+
+    browser.get(f"{origin}/ui/item?ws={root}&type=decision&id={served['items']['pipeline']['id']}")
+    browser.find_element(By.LINK_TEXT, "Delete…").click()
+    assert "cannot be undone" in browser.find_element(By.CSS_SELECTOR, ".confirm").text
+    shoot(browser, shots, "delete-confirm")
+    browser.find_element(By.ID, "confirm-delete").click()
+    assert "Every tool call takes one pipeline" not in browser.find_element(By.ID, "decisions").text
