@@ -92,6 +92,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         process.communicate(timeout=15)  # also closes the pipes
 
 
+def arrive(driver: Any, fragment: str) -> None:
+    """Wait until the browser has navigated to a URL containing `fragment` and the page has loaded."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 10).until(
+        lambda d: fragment in d.current_url and d.execute_script("return document.readyState") == "complete"
+    )
+
+
 def shoot(driver: Any, shots: Path, name: str) -> Path:
     path = shots / f"{name}.png"
     height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -149,9 +158,11 @@ def test_a_decision_leads_to_the_item_it_is_linked_to(browser, served, shots):
 
     browser.get(served["address"])
     browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
+    arrive(browser, "type=decision")
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
     shoot(browser, shots, "decision")
     browser.find_element(By.CSS_SELECTOR, "#links a.linked-item[href*='type=progress']").click()
+    arrive(browser, "type=progress")
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Build the dashboard"
 
 
@@ -165,10 +176,12 @@ def test_slash_focuses_search_and_results_highlight_the_words(browser, served, s
     search = browser.find_element(By.ID, "search")
     assert browser.switch_to.active_element == search
     search.send_keys("readers", Keys.ENTER)
+    arrive(browser, "/ui/search")
     marks = browser.find_elements(By.CSS_SELECTOR, ".snippet mark")
     assert marks and marks[0].text.lower() == "readers"
     shoot(browser, shots, "search")
     browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
+    arrive(browser, "/ui/item")
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
 
 
@@ -182,6 +195,7 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     content.clear()
     content.send_keys('{"focus": "Review the dashboard screenshots"}')
     browser.find_element(By.ID, "save").click()
+    arrive(browser, "saved=1")
     assert "Saved." in browser.find_element(By.CSS_SELECTOR, ".saved").text
     assert len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li")) == versions + 1
     newest = browser.find_element(By.CSS_SELECTOR, "ol.versions > li")
@@ -190,7 +204,9 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
 
     browser.get(f"{origin}/ui/item?ws={root}&type=decision&id={served['items']['pipeline']['id']}")
     browser.find_element(By.LINK_TEXT, "Delete…").click()
+    arrive(browser, "/ui/delete")
     assert "cannot be undone" in browser.find_element(By.CSS_SELECTOR, ".confirm").text
     shoot(browser, shots, "delete-confirm")
     browser.find_element(By.ID, "confirm-delete").click()
+    arrive(browser, "deleted=")
     assert "Every tool call takes one pipeline" not in browser.find_element(By.ID, "decisions").text

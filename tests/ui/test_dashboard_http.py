@@ -168,12 +168,12 @@ async def test_decisions_are_paginated_newest_first_and_filtered_by_tag(make_app
     client = client_for(app)
     first = await client.get("/ui/w", params={"ws": str(project)})
     assert (
-        "Page 1 of 3" in first.text and "Decision number 119" in first.text and "Decision number 069" not in first.text
+        "Page 1 of 5" in first.text and "Decision number 095" in first.text and "Decision number 094" not in first.text
     )
-    last = await client.get("/ui/w", params={"ws": str(project), "page": 3})
+    last = await client.get("/ui/w", params={"ws": str(project), "page": 5})
     assert "Decision number 000" in last.text and "Decision number 020" not in last.text
     even = await client.get("/ui/w", params={"ws": str(project), "tag": "even"})
-    assert "Decision number 118" in even.text and "Decision number 119" not in even.text and "Page 1 of 2" in even.text
+    assert "Decision number 118" in even.text and "Decision number 119" not in even.text and "Page 1 of 3" in even.text
 
 
 def test_a_read_only_server_refuses_every_write_tool_in_the_pipeline(make_app, project: Path):
@@ -187,3 +187,39 @@ def test_a_read_only_server_refuses_every_write_tool_in_the_pipeline(make_app, p
     with pytest.raises(PermissionDeniedError, match="--read-only"):
         CallPipeline(runtime).execute(spec, spec.validate({"summary": "x"}), request, request.inputs(None))
     assert not (project / ".homeport").exists()
+
+
+async def test_corrections_and_deletions_of_each_item_type_are_written_by_their_tools(
+    make_app, client_for, project: Path
+):
+    app, runtime = make_app()
+    items = seed(runtime, project)
+    client = client_for(app)
+    page = await client.get("/ui/item", params={"ws": str(project), "type": "active_context", "id": 1})
+    base = {"ws": str(project), "csrf": csrf_of(page.text)}
+    edits = [
+        ({"type": "decision", "id": items["wal"]["id"], "summary": "Use SQLite with WAL", "tags": "db"}, "with WAL"),
+        ({"type": "progress", "id": items["task"]["id"], "status": "DONE", "description": "Built it"}, "Built it"),
+        (
+            {"type": "system_pattern", "id": items["pattern"]["id"], "description": "Settings once", "tags": ""},
+            "Settings once",
+        ),
+        ({"type": "active_context", "id": 1, "content": '{"focus": "Release"}'}, "Release"),
+    ]
+    for form, expected in edits:
+        saved = await client.post("/ui/edit", data={**base, **{k: str(v) for k, v in form.items()}})
+        assert saved.status_code == 303, saved.text
+        assert expected in (await client.get(saved.headers["location"])).text
+    found = await client.get("/ui/search", params={"ws": str(project), "q": "WAL"})
+    assert "Use SQLite with WAL" in found.text  # the correction is in the search index too
+    history = await client.get("/ui/item", params={"ws": str(project), "type": "active_context", "id": 1})
+    assert "version 3" in history.text
+    bad = await client.post("/ui/edit", data={**base, "type": "active_context", "id": "1", "content": "{not json"})
+    assert bad.status_code == 400 and "not JSON" in bad.text
+    gone = await client.post("/ui/delete", data={**base, "type": "progress", "id": str(items["task"]["id"])})
+    assert gone.status_code == 400 and "cascade" in gone.text  # it has children: refused unless asked
+    gone = await client.post(
+        "/ui/delete", data={**base, "type": "progress", "id": str(items["task"]["id"]), "cascade": "1"}
+    )
+    assert gone.status_code == 303
+    assert "Built it" not in (await client.get(gone.headers["location"])).text

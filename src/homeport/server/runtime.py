@@ -66,9 +66,9 @@ class Runtime:
         known: dict[Path, str] = {}
         if self.forwarder is not None:
             pid = os.getpid()
-            for root, owner in sorted(self.forwarder.registry.read().owners.items()):
+            for owned, owner in sorted(self.forwarder.registry.read().owners.items()):
                 if owner.pid == pid:
-                    known[Path(root)] = "owned"
+                    known[Path(owned)] = "owned"
         for root in self.stores.roots():
             known.setdefault(root, "recent")
         return known

@@ -163,7 +163,7 @@ def update_decision(
         check_text(values["summary"], "decision summary", MAX_TITLE_CHARS)
         check_text(values["rationale"], "decision rationale", MAX_TEXT_CHARS)
         check_text(values["implementation_details"], "decision implementation_details", MAX_TEXT_CHARS)
-        values["updated_at"] = now()
+        stamp = values["updated_at"] = now()
         conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
         if tags is None:
             clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
@@ -174,7 +174,7 @@ def update_decision(
             ITEM_TYPE,
             decision_id,
             title=values["summary"],
-            updated_at=values["updated_at"],
+            updated_at=stamp,
             tags=clean,
             body="\n".join(x for x in (values["rationale"], values["implementation_details"]) if x),
         )

@@ -42,7 +42,7 @@ from homeport.workspace import CallInputs
 __all__ = ["DashboardRequest", "build_dashboard"]
 
 STATIC = Path(__file__).parent / "static"
-PAGE_SIZE = 50
+PAGE_SIZE = 25
 CONTEXTS = ("product_context", "active_context")
 ITEM_TYPES = ("decision", "progress", "system_pattern", "custom_data", *CONTEXTS)
 GLOSSARY = "ProjectGlossary"
@@ -88,7 +88,7 @@ class Page:
     viewer: Viewer
     notes: list[str] = field(default_factory=list)
 
-    async def tool(self, name: str, ws: str | None, **arguments: Any) -> dict[str, Any]:
+    async def tool(self, name: str, ws: str | None, /, **arguments: Any) -> dict[str, Any]:
         """Run tool `name` on workspace `ws` as this page's principal, through the pipeline."""
         spec = CATALOG[name]
         validated = spec.validate(arguments)
@@ -156,8 +156,8 @@ class Dashboard:
             candidates[self.runtime.settings.workspace] = "configured"
         for root in self.visited:
             candidates.setdefault(root, "recent")
-        for root, why in known.items():
-            candidates.setdefault(str(root), why)
+        for path, why in known.items():
+            candidates.setdefault(str(path), why)
         rows = []
         for root, why in candidates.items():
             try:
@@ -401,7 +401,7 @@ class Dashboard:
             versions = (await page.tool("get_item_history", ws, item_type=kind, limit=100))["versions"]
             out = []
             for i, version in enumerate(versions):
-                before = versions[i + 1]["content"] if i + 1 < len(versions) else {}
+                before = versions[i + 1]["content"] if i + 1 < len(versions) else None
                 out.append(
                     {
                         "label": f"version {version['version']}",
@@ -414,9 +414,10 @@ class Dashboard:
         out = []
         if item.get("updated_at") and item.get("updated_at") != item.get("created_at"):
             out.append(
-                {"label": "last change", "when": item["updated_at"], "diff": diff_lines({}, fields), "current": True}
+                {"label": "last change", "when": item["updated_at"], "diff": diff_lines(None, fields), "current": True}
             )
-        out.append({"label": "created", "when": item.get("created_at"), "diff": [] if out else diff_lines({}, fields)})
+        first = [] if out else diff_lines(None, fields)  # the text as created is known only if unchanged since
+        out.append({"label": "created", "when": item.get("created_at"), "diff": first})
         return out
 
 

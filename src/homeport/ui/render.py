@@ -75,8 +75,10 @@ def pretty(value: Any) -> str:
 
 
 def diff_lines(old: Any, new: Any) -> list[tuple[str, str]]:
-    """(kind, line) of a unified diff between two JSON values: kind is add, del, hunk or same."""
-    lines = difflib.unified_diff(pretty(old).splitlines(), pretty(new).splitlines(), lineterm="", n=2)
+    """(kind, line) of a unified diff between two JSON values (None: there was nothing before):
+    kind is add, del, hunk or same."""
+    before = [] if old is None else pretty(old).splitlines()
+    lines = difflib.unified_diff(before, pretty(new).splitlines(), lineterm="", n=2)
     out = []
     for line in list(lines)[2:]:  # the ---/+++ header says nothing here
         kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
@@ -107,38 +109,48 @@ class GraphView:
 def graph_view(
     ws: str, center: tuple[str, int], center_label: str, linked: list[dict[str, Any]], labels: dict[str, str]
 ) -> GraphView:
-    """A radial layout: the item in the middle, its links on an inner ring, theirs on an outer one."""
-    size = 520 if any(x["depth"] > 1 for x in linked) else 360
-    mid = size / 2
-    view = GraphView(size, size)
+    """A radial layout: the item in the middle, its links on an inner ring, theirs on an outer ring
+    beside the item they were reached through."""
+    deep = any(x["depth"] > 1 for x in linked)
+    width, height = (960, 440) if deep else (960, 300)
+    cx, cy = width / 2, height / 2
+    view = GraphView(width, height)
+    inner, outer = ((0.2, 0.27), (0.4, 0.42)) if deep else ((0.3, 0.34), (0.3, 0.34))
+    rings = ((0.0, 0.0), (width * inner[0], height * inner[1]), (width * outer[0], height * outer[1]))
+    angles: dict[str, float] = {}
 
-    def node(kind: str, item_id: int, depth: int, angle: float) -> GraphNode:
-        radius = (0, 110, 215)[min(depth, 2)]
+    def place(kind: str, item_id: int, depth: int, angle: float, label: str | None = None) -> GraphNode:
+        rx, ry = rings[depth]
         key = f"{kind}:{item_id}"
-        label = labels.get(key) or f"{kind.replace('_', ' ')} {item_id}"
+        angles[key] = angle
+        text = label or labels.get(key) or f"{kind.replace('_', ' ')} {item_id}"
         return GraphNode(
             key,
             kind,
             item_id,
-            label if len(label) <= 28 else label[:27] + "…",
-            round(mid + radius * math.cos(angle), 1),
-            round(mid + radius * math.sin(angle), 1),
+            text if len(text) <= 26 else text[:25] + "…",
+            round(cx + rx * math.cos(angle), 1),
+            round(cy + ry * math.sin(angle), 1),
             depth,
             url("/item", ws=ws, type=kind, id=item_id),
         )
 
-    nodes = {f"{center[0]}:{center[1]}": node(center[0], center[1], 0, 0)}
-    nodes[f"{center[0]}:{center[1]}"].label = center_label[:27] + ("…" if len(center_label) > 27 else "")
+    start = f"{center[0]}:{center[1]}"
+    nodes = {start: place(center[0], center[1], 0, 0.0, center_label)}
     first = [x for x in linked if x["depth"] == 1]
-    second = [x for x in linked if x["depth"] == 2]
     for i, x in enumerate(first):
-        nodes[f"{x['type']}:{x['id']}"] = node(
-            x["type"], x["id"], 1, 2 * math.pi * i / max(len(first), 1) - math.pi / 2
-        )
-    for i, x in enumerate(second):
-        nodes[f"{x['type']}:{x['id']}"] = node(
-            x["type"], x["id"], 2, 2 * math.pi * (i + 0.5) / max(len(second), 1) - math.pi / 2
-        )
+        # Start upper left, so two neighbours sit on a diagonal rather than on top of each other's labels.
+        nodes[f"{x['type']}:{x['id']}"] = place(x["type"], x["id"], 1, -2.4 + 2 * math.pi * i / max(len(first), 1))
+    children: dict[str, list[dict[str, Any]]] = {}
+    for x in linked:
+        if x["depth"] == 2:
+            children.setdefault(f"{x['via']['type']}:{x['via']['id']}", []).append(x)
+    for parent, group in children.items():
+        base = angles.get(parent, 0.0)
+        for j, x in enumerate(group):
+            # Beside its parent, never on the line through the centre where the parent's label is.
+            angle = base + 0.35 + (j - (len(group) - 1) / 2) * 0.45
+            nodes[f"{x['type']}:{x['id']}"] = place(x["type"], x["id"], 2, angle)
     view.nodes = list(nodes.values())
     for x in linked:
         via = nodes.get(f"{x['via']['type']}:{x['via']['id']}")
