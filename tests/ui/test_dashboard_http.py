@@ -157,7 +157,8 @@ def runtime_token(app, credential: str) -> str:
 
     starlette_app = app.app.app  # CallsInFlight -> RequestShape -> the Starlette app
     mount = next(r for r in starlette_app.router.routes if isinstance(r, Mount) and r.path == "/ui")
-    return mount.app.state.dashboard.guard.form_token(credential)
+    assert mount.app.app is not None, "built on the first request to /ui"
+    return mount.app.app.state.dashboard.guard.form_token(credential)
 
 
 async def test_decisions_are_paginated_newest_first_and_filtered_by_tag(make_app, client_for, project: Path):
