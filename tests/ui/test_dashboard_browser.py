@@ -195,6 +195,11 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     content.clear()
     content.send_keys('{"focus": "Review the dashboard screenshots"}')
     browser.find_element(By.ID, "save").click()
+    arrive(browser, "/ui/edit")
+    review = browser.find_element(By.CSS_SELECTOR, "pre.diff").text
+    assert "Review the dashboard screenshots" in review and "Ship the dashboard this week" in review
+    shoot(browser, shots, "edit-review")
+    browser.find_element(By.ID, "confirm-save").click()
     arrive(browser, "saved=1")
     assert "Saved." in browser.find_element(By.CSS_SELECTOR, ".saved").text
     assert len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li")) == versions + 1

@@ -78,7 +78,7 @@ async def test_a_write_without_or_with_a_wrong_form_token_changes_nothing(make_a
         assert gone.status_code == 403
     page = await client.get("/ui/item", params={"ws": str(project), "type": "decision", "id": items["wal"]["id"]})
     assert "Hijacked" not in page.text and "Use SQLite in WAL mode" in page.text
-    saved = await client.post("/ui/edit", data={**form, "csrf": csrf_of(page.text)})
+    saved = await client.post("/ui/edit", data={**form, "csrf": csrf_of(page.text), "confirm": "1"})
     assert saved.status_code == 303
     after = await client.get(saved.headers["location"])
     assert "Hijacked" in after.text and "Saved." in after.text
@@ -141,7 +141,7 @@ async def test_a_read_only_dashboard_shows_no_forms_and_refuses_writes(make_app,
     items = seed(runtime, project)
     client = client_for(app)
     page = await client.get("/ui/item", params={"ws": str(project), "type": "decision", "id": items["wal"]["id"]})
-    assert "Save correction" not in page.text and "read-only" in page.text
+    assert 'action="/ui/edit"' not in page.text and "Delete…" not in page.text and "read-only" in page.text
     # A form token from a page that still has a form (the log-out form is not shown without auth): derive one.
     token = runtime_token(app, "local")
     refused = await client.post(
@@ -197,7 +197,7 @@ async def test_corrections_and_deletions_of_each_item_type_are_written_by_their_
     items = seed(runtime, project)
     client = client_for(app)
     page = await client.get("/ui/item", params={"ws": str(project), "type": "active_context", "id": 1})
-    base = {"ws": str(project), "csrf": csrf_of(page.text)}
+    base = {"ws": str(project), "csrf": csrf_of(page.text), "confirm": "1"}
     edits = [
         ({"type": "decision", "id": items["wal"]["id"], "summary": "Use SQLite with WAL", "tags": "db"}, "with WAL"),
         ({"type": "progress", "id": items["task"]["id"], "status": "DONE", "description": "Built it"}, "Built it"),
@@ -224,3 +224,28 @@ async def test_corrections_and_deletions_of_each_item_type_are_written_by_their_
     )
     assert gone.status_code == 303
     assert "Built it" not in (await client.get(gone.headers["location"])).text
+
+
+async def test_a_correction_is_shown_as_a_diff_and_changes_nothing_until_confirmed(make_app, client_for, project: Path):
+    app, runtime = make_app()
+    items = seed(runtime, project)
+    client = client_for(app)
+    address = {"ws": str(project), "type": "progress", "id": str(items["task"]["id"])}
+    page = await client.get("/ui/item", params=address)
+    form = {**address, "csrf": csrf_of(page.text), "status": "DONE", "description": "Build the dashboard"}
+    review = await client.post("/ui/edit", data=form)
+    assert review.status_code == 200 and "Save this correction?" in review.text
+    assert (
+        "-  &#34;status&#34;: &#34;IN_PROGRESS&#34;" in review.text
+        and "+  &#34;status&#34;: &#34;DONE&#34;" in review.text
+    )
+    assert 'name="confirm" value="1"' in review.text and 'name="status" value="DONE"' in review.text
+    unchanged = await client.get("/ui/item", params=address)
+    assert (
+        "status-in_progress" in unchanged.text
+        and "status-done" not in unchanged.text.split("Fields")[1].split("</dl>")[0]
+    )
+    saved = await client.post("/ui/edit", data={**form, "confirm": "1"})
+    assert saved.status_code == 303
+    after = await client.get(saved.headers["location"])
+    assert "status-done" in after.text.split("Fields")[1].split("</dl>")[0]

@@ -265,45 +265,25 @@ class Dashboard:
         )
 
     async def edit(self, page: Page) -> Response:
+        """A correction: first a page showing what would change, then (confirm=1) the tool call."""
         form = await page.request.form()
         ws, kind, item_id = _item_address(form)
         text = {k: v for k, v in form.items() if isinstance(v, str)}
-        if kind == "decision":
-            await page.tool(
-                "update_decision",
-                ws,
-                decision_id=item_id,
-                summary=text.get("summary", ""),
-                rationale=text.get("rationale", ""),
-                implementation_details=text.get("implementation_details", ""),
-                tags=_tags(text.get("tags", "")),
+        current = await self._item(page, ws, kind, item_id)
+        tool, arguments, before, after = _correction(kind, item_id, current, text)
+        if text.get("confirm") != "1":
+            return page.render(
+                "confirm_edit.html",
+                ws=current["workspace"]["root"],
+                workspace=current["workspace"],
+                kind=kind,
+                item_id=item_id,
+                title=title_of(current),
+                diff=diff_lines(before, after),
+                unchanged=before == after,
+                fields=[(k, v) for k, v in text.items() if k not in ("csrf", "confirm")],
             )
-        elif kind == "progress":
-            await page.tool(
-                "update_progress",
-                ws,
-                progress_id=item_id,
-                status=text.get("status"),
-                description=text.get("description"),
-            )
-        elif kind == "system_pattern":
-            current = (await page.tool("get_item", ws, item_type=kind, item_id=item_id))["item"]
-            await page.tool(
-                "log_system_pattern",
-                ws,
-                name=current["name"],
-                description=text.get("description", ""),
-                tags=_tags(text.get("tags", "")),
-            )
-        elif kind == "custom_data":
-            current = (await page.tool("get_item", ws, item_type=kind, item_id=item_id))["item"]
-            value = _json(text.get("value", ""), "value")
-            await page.tool("log_custom_data", ws, category=current["category"], key=current["key"], value=value)
-        else:
-            content = _json(text.get("content", ""), "content")
-            if not isinstance(content, dict):
-                raise InvalidArgumentError('the context must be a JSON object, e.g. {"focus": "..."}')
-            await page.tool(f"update_{kind}", ws, content=content, allow_empty=text.get("allow_empty") == "1")
+        await page.tool(tool, ws, **arguments)
         return RedirectResponse(url("/item", ws=ws, type=kind, id=item_id, saved=1), status_code=303)
 
     async def confirm_delete(self, page: Page) -> Response:
@@ -480,6 +460,44 @@ def _item_address(source: Any) -> tuple[str, str, int]:
     if item_id < 1:
         raise InvalidArgumentError("an item id is a positive integer")
     return str(ws), str(kind), item_id
+
+
+def _correction(
+    kind: str, item_id: int, current: dict[str, Any], text: dict[str, str]
+) -> tuple[str, dict[str, Any], Any, Any]:
+    """The tool call a correction form asks for, with the item's fields before and after it.
+
+    Raises:
+        InvalidArgumentError: a JSON field that does not parse, or a context that is not an object.
+    """
+    if kind == "decision":
+        before = {k: current.get(k) for k in ("summary", "rationale", "implementation_details", "tags")}
+        after = {
+            "summary": text.get("summary", "").strip(),
+            "rationale": text.get("rationale", "") or None,
+            "implementation_details": text.get("implementation_details", "") or None,
+            "tags": _tags(text.get("tags", "")),
+        }
+        arguments = {**after, "rationale": after["rationale"] or "", "decision_id": item_id}
+        arguments["implementation_details"] = after["implementation_details"] or ""
+        return "update_decision", arguments, before, after
+    if kind == "progress":
+        before = {"status": current["status"], "description": current["description"]}
+        after = {"status": text.get("status", ""), "description": text.get("description", "")}
+        return "update_progress", {"progress_id": item_id, **after}, before, after
+    if kind == "system_pattern":
+        before = {"description": current["description"], "tags": current.get("tags", [])}
+        after = {"description": text.get("description", ""), "tags": _tags(text.get("tags", ""))}
+        return "log_system_pattern", {"name": current["name"], **after}, before, after
+    if kind == "custom_data":
+        value = _json(text.get("value", ""), "value")
+        arguments = {"category": current["category"], "key": current["key"], "value": value}
+        return "log_custom_data", arguments, {"value": current["value"]}, {"value": value}
+    content = _json(text.get("content", ""), "content")
+    if not isinstance(content, dict):
+        raise InvalidArgumentError('the context must be a JSON object, e.g. {"focus": "..."}')
+    arguments = {"content": content, "allow_empty": text.get("allow_empty") == "1"}
+    return f"update_{kind}", arguments, current["content"], content
 
 
 def _tags(text: str) -> list[str]:
