@@ -470,6 +470,7 @@ def _correction(
     Raises:
         InvalidArgumentError: a JSON field that does not parse, or a context that is not an object.
     """
+    arguments: dict[str, Any]
     if kind == "decision":
         before = {k: current.get(k) for k in ("summary", "rationale", "implementation_details", "tags")}
         after = {
@@ -496,8 +497,7 @@ def _correction(
     content = _json(text.get("content", ""), "content")
     if not isinstance(content, dict):
         raise InvalidArgumentError('the context must be a JSON object, e.g. {"focus": "..."}')
-    arguments = {"content": content, "allow_empty": text.get("allow_empty") == "1"}
-    return f"update_{kind}", arguments, current["content"], content
+    return f"update_{kind}", {"content": content}, current["content"], content
 
 
 def _tags(text: str) -> list[str]:
