@@ -185,9 +185,14 @@ def test_a_read_only_server_refuses_every_write_tool_in_the_pipeline(make_app, p
     _, runtime = make_app(read_only=True, workspace=str(project))
     request = LocalRequest()
     spec = CATALOG["log_decision"]
-    with pytest.raises(PermissionDeniedError, match="--read-only"):
-        CallPipeline(runtime).execute(spec, spec.validate({"summary": "x"}), request, request.inputs(None))
+    pipeline = CallPipeline(runtime)
+    # The shell's path, which may forward to an owner, and the executing step itself.
+    for run in (pipeline.execute_or_forward, pipeline.execute):
+        with pytest.raises(PermissionDeniedError, match="--read-only"):
+            run(spec, spec.validate({"summary": "x"}), request, request.inputs(None))
     assert not (project / ".homeport").exists()
+    reads = CATALOG["get_decisions"]
+    assert pipeline.execute(reads, reads.validate({}), request, request.inputs(None))["decisions"] == []
 
 
 async def test_corrections_and_deletions_of_each_item_type_are_written_by_their_tools(
