@@ -9,18 +9,16 @@ inline scripts and framing.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -32,83 +30,18 @@ from homeport.errors import (
     PermissionDeniedError,
     WorkspaceError,
 )
-from homeport.server.catalog import CATALOG
 from homeport.server.pipeline import CallPipeline
 from homeport.server.runtime import Runtime
+from homeport.ui.forms import CONTEXTS, correction, integer, item_address, required
 from homeport.ui.guard import COOKIE, DashboardGuard, Viewer
+from homeport.ui.page import SECURITY_HEADERS, Page
 from homeport.ui.render import diff_lines, environment, graph_view, title_of, url
-from homeport.workspace import CallInputs
 
-__all__ = ["DashboardRequest", "build_dashboard"]
+__all__ = ["build_dashboard"]
 
 STATIC = Path(__file__).parent / "static"
 PAGE_SIZE = 25
-CONTEXTS = ("product_context", "active_context")
-ITEM_TYPES = ("decision", "progress", "system_pattern", "custom_data", *CONTEXTS)
 GLOSSARY = "ProjectGlossary"
-SECURITY_HEADERS = {
-    "content-security-policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "same-origin",
-    "x-frame-options": "DENY",
-    "cache-control": "no-store",
-}
-
-
-@dataclass(frozen=True)
-class DashboardRequest:
-    """A call from a browser: the principal its cookie (or the local user) names; no roots, no session."""
-
-    principal: str
-    agent: str | None = None
-    forwarded: bool = False
-
-    def inputs(self, argument: str | None) -> CallInputs:
-        return CallInputs(principal=self.principal, argument=argument)
-
-    async def attach_roots(self, inputs: CallInputs) -> CallInputs:
-        return inputs
-
-    def bind_session(self, root: str) -> bool:
-        return False
-
-    def describe(self) -> dict[str, Any]:
-        return {"protocol_version": None, "session": False, "dashboard": True}
-
-
-@dataclass
-class Page:
-    """One request being answered: who asks, and their tool calls."""
-
-    dashboard: Dashboard
-    request: Request
-    viewer: Viewer
-    notes: list[str] = field(default_factory=list)
-
-    async def tool(self, name: str, ws: str | None, /, **arguments: Any) -> dict[str, Any]:
-        """Run tool `name` on workspace `ws` as this page's principal, through the pipeline."""
-        spec = CATALOG[name]
-        validated = spec.validate(arguments)
-        if ws:
-            validated["workspace"] = ws
-        request = DashboardRequest(self.viewer.principal, agent=self.dashboard.agent_for(self.viewer))
-        result: dict[str, Any] = await self.dashboard.pipeline.call(spec, validated, request)
-        return result
-
-    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        d = self.dashboard
-        body = d.env.get_template(template).render(
-            viewer=self.viewer,
-            auth=d.guard.auth,
-            read_only=d.runtime.settings.read_only,
-            csrf=d.guard.form_token(self.viewer.credential),
-            notes=self.notes,
-            **context,
-        )
-        return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
 
 
 Handler = Callable[[Page], Awaitable[Response]]
@@ -122,8 +55,17 @@ class Dashboard:
         self.env = environment()
         self.visited: deque[str] = deque(maxlen=20)
 
-    def agent_for(self, viewer: Viewer) -> str | None:
-        return viewer.principal if self.guard.auth else self.runtime.settings.agent
+    def _page(self, request: Request, viewer: Viewer) -> Page:
+        return Page(
+            request,
+            viewer,
+            self.pipeline,
+            self.guard,
+            self.env,
+            read_only=self.runtime.settings.read_only,
+            # Under auth the token's agent, as for its MCP calls; else the agent the server acts for.
+            agent=viewer.principal if self.guard.auth else self.runtime.settings.agent,
+        )
 
     def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
@@ -132,7 +74,7 @@ class Dashboard:
             viewer = await self.guard.viewer(request)
             if viewer is None:
                 return RedirectResponse(url("/login", next=_local_path(request)), status_code=303)
-            page = Page(self, request, viewer)
+            page = self._page(request, viewer)
             if write:
                 form = await request.form()
                 token = form.get("csrf")
@@ -168,9 +110,9 @@ class Dashboard:
         return page.render("workspaces.html", workspaces=_unique(rows))
 
     async def workspace(self, page: Page) -> Response:
-        ws = _required(page.request, "ws")
+        ws = required(page.request, "ws")
         tag = page.request.query_params.get("tag") or None
-        number = max(1, _int(page.request.query_params.get("page"), 1))
+        number = max(1, integer(page.request.query_params.get("page"), 1))
         started = time.perf_counter()
         decisions = await page.tool("decision_page", ws, offset=(number - 1) * PAGE_SIZE, limit=PAGE_SIZE, tag=tag)
         root = decisions["workspace"]["root"]
@@ -203,7 +145,7 @@ class Dashboard:
         )
 
     async def item(self, page: Page) -> Response:
-        ws, kind, item_id = _item_address(page.request)
+        ws, kind, item_id = item_address(page.request)
         item = await self._item(page, ws, kind, item_id)
         root = item["workspace"]["root"]
         history = await self._history(page, root, kind, item)
@@ -229,7 +171,7 @@ class Dashboard:
         )
 
     async def search(self, page: Page) -> Response:
-        ws = _required(page.request, "ws")
+        ws = required(page.request, "ws")
         query = (page.request.query_params.get("q") or "").strip()
         results: list[dict[str, Any]] = []
         workspace: dict[str, Any] | None = None
@@ -241,8 +183,8 @@ class Dashboard:
         return page.render("search.html", ws=workspace["root"], workspace=workspace, query=query, results=results)
 
     async def activity(self, page: Page) -> Response:
-        ws = _required(page.request, "ws")
-        hours = min(87_600, max(1, _int(page.request.query_params.get("hours"), 24 * 7)))
+        ws = required(page.request, "ws")
+        hours = min(87_600, max(1, integer(page.request.query_params.get("hours"), 24 * 7)))
         found = await page.tool("get_recent_activity", ws, hours_ago=hours, limit_per_type=50)
         events: list[dict[str, Any]] = []
         for key, kind in (
@@ -267,10 +209,10 @@ class Dashboard:
     async def edit(self, page: Page) -> Response:
         """A correction: first a page showing what would change, then (confirm=1) the tool call."""
         form = await page.request.form()
-        ws, kind, item_id = _item_address(form)
+        ws, kind, item_id = item_address(form)
         text = {k: v for k, v in form.items() if isinstance(v, str)}
         current = await self._item(page, ws, kind, item_id)
-        tool, arguments, before, after = _correction(kind, item_id, current, text)
+        tool, arguments, before, after = correction(kind, item_id, current, text)
         if text.get("confirm") != "1":
             return page.render(
                 "confirm_edit.html",
@@ -287,7 +229,7 @@ class Dashboard:
         return RedirectResponse(url("/item", ws=ws, type=kind, id=item_id, saved=1), status_code=303)
 
     async def confirm_delete(self, page: Page) -> Response:
-        ws, kind, item_id = _item_address(page.request)
+        ws, kind, item_id = item_address(page.request)
         if kind in CONTEXTS:
             raise InvalidItemError("the contexts cannot be deleted; edit them instead")
         item = await self._item(page, ws, kind, item_id)
@@ -309,7 +251,7 @@ class Dashboard:
 
     async def delete(self, page: Page) -> Response:
         form = await page.request.form()
-        ws, kind, item_id = _item_address(form)
+        ws, kind, item_id = item_address(form)
         if kind == "decision":
             await page.tool("delete_decision", ws, decision_id=item_id)
         elif kind == "progress":
@@ -331,7 +273,7 @@ class Dashboard:
         after = _local_path_value(request.query_params.get("next"))
         if not self.guard.auth:
             return RedirectResponse(after, status_code=303)
-        anonymous = Page(self, request, Viewer("", "login"))
+        anonymous = self._page(request, Viewer("", "login"))
         if request.method == "GET":
             return anonymous.render("login.html", after=after)
         form = await request.form()
@@ -435,80 +377,6 @@ def _status(exc: HomeportError) -> int:
     if isinstance(exc, InvalidArgumentError | InvalidItemError):
         return 400
     return 500
-
-
-def _required(request: Request, name: str) -> str:
-    value = request.query_params.get(name)
-    if not value:
-        raise InvalidArgumentError(f"the page needs ?{name}=")
-    return value
-
-
-def _int(value: Any, default: int) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def _item_address(source: Any) -> tuple[str, str, int]:
-    params = source.query_params if isinstance(source, Request) else source
-    ws, kind = params.get("ws"), params.get("type")
-    if not ws or kind not in ITEM_TYPES:
-        raise InvalidArgumentError(f"an item is named by ws, type ({', '.join(ITEM_TYPES)}) and id")
-    item_id = 1 if kind in CONTEXTS else _int(params.get("id"), 0)
-    if item_id < 1:
-        raise InvalidArgumentError("an item id is a positive integer")
-    return str(ws), str(kind), item_id
-
-
-def _correction(
-    kind: str, item_id: int, current: dict[str, Any], text: dict[str, str]
-) -> tuple[str, dict[str, Any], Any, Any]:
-    """The tool call a correction form asks for, with the item's fields before and after it.
-
-    Raises:
-        InvalidArgumentError: a JSON field that does not parse, or a context that is not an object.
-    """
-    arguments: dict[str, Any]
-    if kind == "decision":
-        before = {k: current.get(k) for k in ("summary", "rationale", "implementation_details", "tags")}
-        after = {
-            "summary": text.get("summary", "").strip(),
-            "rationale": text.get("rationale", "") or None,
-            "implementation_details": text.get("implementation_details", "") or None,
-            "tags": _tags(text.get("tags", "")),
-        }
-        arguments = {**after, "rationale": after["rationale"] or "", "decision_id": item_id}
-        arguments["implementation_details"] = after["implementation_details"] or ""
-        return "update_decision", arguments, before, after
-    if kind == "progress":
-        before = {"status": current["status"], "description": current["description"]}
-        after = {"status": text.get("status", ""), "description": text.get("description", "")}
-        return "update_progress", {"progress_id": item_id, **after}, before, after
-    if kind == "system_pattern":
-        before = {"description": current["description"], "tags": current.get("tags", [])}
-        after = {"description": text.get("description", ""), "tags": _tags(text.get("tags", ""))}
-        return "log_system_pattern", {"name": current["name"], **after}, before, after
-    if kind == "custom_data":
-        value = _json(text.get("value", ""), "value")
-        arguments = {"category": current["category"], "key": current["key"], "value": value}
-        return "log_custom_data", arguments, {"value": current["value"]}, {"value": value}
-    content = _json(text.get("content", ""), "content")
-    if not isinstance(content, dict):
-        raise InvalidArgumentError('the context must be a JSON object, e.g. {"focus": "..."}')
-    return f"update_{kind}", {"content": content}, current["content"], content
-
-
-def _tags(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def _json(text: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"{what} is not JSON ({exc}); fix it and save again") from None
 
 
 def _unique(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
