@@ -215,3 +215,4 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     browser.find_element(By.ID, "confirm-delete").click()
     arrive(browser, "deleted=")
     assert "Every tool call takes one pipeline" not in browser.find_element(By.ID, "decisions").text
+    assert browser.find_element(By.CSS_SELECTOR, ".saved").text.startswith("Deleted decision")

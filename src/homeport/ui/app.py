@@ -142,6 +142,7 @@ class Dashboard:
             categories=sorted(categories.items()),
             glossary=glossary,
             took_ms=round((time.perf_counter() - started) * 1000, 1),
+            deleted=page.request.query_params.get("deleted"),
         )
 
     async def item(self, page: Page) -> Response:
