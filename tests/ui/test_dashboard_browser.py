@@ -216,3 +216,55 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     arrive(browser, "deleted=")
     assert "Every tool call takes one pipeline" not in browser.find_element(By.ID, "decisions").text
     assert browser.find_element(By.CSS_SELECTOR, ".saved").text.startswith("Deleted decision")
+
+
+@pytest.fixture(scope="module")
+def served_with_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """`homeport serve --http --auth` with a seeded project that the agent ada may use."""
+    from tests.e2e._serving import serving
+    from tests.e2e._support import clean_env
+
+    from homeport.files.directory import DirectoryFile
+    from homeport.files.tokens import TokenStore
+
+    base = tmp_path_factory.mktemp("ui-auth")
+    root = make_project(base / "src", "ledger")
+    cache = StoreCache()
+    try:
+        seed_store(cache.get(root, create=True))
+    finally:
+        cache.close()
+    directory = DirectoryFile(base / "data" / "directory.toml")
+    directory.add_organization("acme")
+    directory.add_agent("acme", "ada")
+    directory.add_workspace_root("acme", str(base / "src"))
+    token = TokenStore(base / "data" / "tokens.json").add("ada")
+    env = clean_env(HOME=str(base), HOMEPORT_STATE_DIR=str(base / "state"))
+    args = ["--auth", "--data-dir", str(base / "data"), "--allow-root", str(base / "src"), "-w", str(root)]
+    with serving(args, cwd=base / "src", log=base / "serve.log", env=env) as served:
+        yield {"origin": served.base, "root": root, "token": token}
+
+
+def test_with_auth_a_browser_logs_in_with_a_token_and_gets_a_strict_http_only_cookie(browser, served_with_auth, shots):
+    from selenium.webdriver.common.by import By
+
+    origin, root = served_with_auth["origin"], served_with_auth["root"]
+    browser.get(f"{origin}/ui/w?ws={root}")
+    arrive(browser, "/ui/login")
+    assert not browser.get_cookies()
+    shoot(browser, shots, "login")
+    browser.find_element(By.ID, "token").send_keys("hp_not_a_token")
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    arrive(browser, "/ui/login")
+    assert "not valid" in browser.find_element(By.CSS_SELECTOR, ".error").text
+    browser.find_element(By.ID, "token").send_keys(served_with_auth["token"])
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    arrive(browser, "/ui/w")
+    assert "Use SQLite in WAL mode" in browser.find_element(By.ID, "decisions").text
+    assert "ada" in browser.find_element(By.CSS_SELECTOR, ".who").text
+    (cookie,) = browser.get_cookies()
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
+    assert browser.execute_script("return document.cookie") == ""  # out of reach of any script
+    browser.find_element(By.CSS_SELECTOR, ".who button").click()
+    arrive(browser, "/ui/login")
+    assert not browser.get_cookies()
