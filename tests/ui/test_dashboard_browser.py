@@ -7,6 +7,7 @@ under the test's output directory, printed at the end of each test (pytest -s, o
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.ui.conftest import make_project, seed_store
 
 from homeport.store import StoreCache
+
+from ._seed import make_project, seed_store
 
 pytestmark = pytest.mark.slow
 
@@ -69,27 +71,37 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         items = seed_store(cache.get(root, create=True), many=True)
     finally:
         cache.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_") and k != "CLAUDE_PROJECT_DIR"}
-    env.update(HOME=str(base), HOMEPORT_STATE_DIR=str(base / "state"), HOMEPORT_DATA_DIR=str(base / "data"))
     process = subprocess.Popen(
         [sys.executable, "-m", "homeport", "ui", "--no-browser", "--port", "0", "-w", str(root)],
         cwd=root,
-        env=env,
+        env=_clean_env(base),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(process.stdout.readline() if process.stdout else ""))
-    reader.start()
-    reader.join(timeout=30)
+    line = _first_line(process.stdout)
     try:
-        assert line and line[0].startswith("homeport ui: http://127.0.0.1:"), (line, process.poll())
-        address = line[0].split()[2]
+        assert line.startswith("homeport ui: http://127.0.0.1:"), (line, process.poll())
+        address = line.split()[2]
         yield {"address": address, "origin": address.split("/ui/")[0], "root": root, "items": items}
     finally:
         process.terminate()
         process.communicate(timeout=15)  # also closes the pipes
+
+
+def _clean_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_") and k != "CLAUDE_PROJECT_DIR"}
+    env.update(HOME=str(home), HOMEPORT_STATE_DIR=str(home / "state"), HOMEPORT_DATA_DIR=str(home / "data"))
+    return env
+
+
+def _first_line(stream: Any, timeout: float = 30) -> str:
+    """The first line a child prints, waiting at most `timeout` seconds (a reader thread: pipes do not time out)."""
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(stream.readline() if stream else ""), daemon=True)
+    reader.start()
+    reader.join(timeout=timeout)
+    return line[0] if line else ""
 
 
 def arrive(driver: Any, fragment: str) -> None:
@@ -221,9 +233,6 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
 @pytest.fixture(scope="module")
 def served_with_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """`homeport serve --http --auth` with a seeded project that the agent ada may use."""
-    from tests.e2e._serving import serving
-    from tests.e2e._support import clean_env
-
     from homeport.files.directory import DirectoryFile
     from homeport.files.tokens import TokenStore
 
@@ -239,10 +248,23 @@ def served_with_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     directory.add_agent("acme", "ada")
     directory.add_workspace_root("acme", str(base / "src"))
     token = TokenStore(base / "data" / "tokens.json").add("ada")
-    env = clean_env(HOME=str(base), HOMEPORT_STATE_DIR=str(base / "state"))
     args = ["--auth", "--data-dir", str(base / "data"), "--allow-root", str(base / "src"), "-w", str(root)]
-    with serving(args, cwd=base / "src", log=base / "serve.log", env=env) as served:
-        yield {"origin": served.base, "root": root, "token": token}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "homeport", "serve", "--http", "--port", "0", *args],
+        cwd=base / "src",
+        env=_clean_env(base),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    banner = _first_line(process.stderr)
+    try:
+        found = re.match(r"homeport 127\.0\.0\.1:(\d+): MCP at ", banner)
+        assert found, (banner, process.poll())
+        yield {"origin": f"http://127.0.0.1:{found.group(1)}", "root": root, "token": token}
+    finally:
+        process.terminate()
+        process.communicate(timeout=15)
 
 
 def test_with_auth_a_browser_logs_in_with_a_token_and_gets_a_strict_http_only_cookie(browser, served_with_auth, shots):

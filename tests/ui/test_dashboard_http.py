@@ -6,9 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.ui.conftest import seed
 
 from homeport.store import decisions
+
+from ._seed import seed
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.ui.conftest import make_project
+
+from ._seed import make_project
 
 pytestmark = pytest.mark.slow
 
