@@ -17,6 +17,7 @@ __all__ = ["COMMANDS", "cli", "main"]
 
 COMMANDS: dict[str, LazyCommand] = {
     "serve": LazyCommand("homeport.cli.serve:serve", "Run the MCP server (stdio, or --http)."),
+    "ui": LazyCommand("homeport.cli.dashboard:ui", "Open the dashboard of this project's memory in a browser."),
     "where": LazyCommand("homeport.cli.where:where", "Show the workspace a call from here would use, and why."),
     "status": LazyCommand("homeport.cli.ownership:status", "List the running Homeport instances and what they own."),
     "daemon": LazyCommand("homeport.cli.daemon:daemon", "Run one background Homeport per user on a unix socket."),

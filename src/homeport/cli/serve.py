@@ -150,6 +150,11 @@ class _ServeCommand(click.Command):
     help="HTTP: the same for the request body, counted from the end of the headers.",
 )
 @click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse every tool that writes, over MCP and in the dashboard at /ui: for looking, not changing.",
+)
+@click.option(
     "--agent",
     envvar="HOMEPORT_AGENT",
     metavar="ID",
@@ -192,6 +197,7 @@ def serve(
     logical_workspaces: bool,
     header_timeout: float,
     body_timeout: float,
+    read_only: bool,
     agent: str | None,
     quiet: bool,
     workspace: str | None,
@@ -291,6 +297,7 @@ def serve(
         jwt_issuer=jwt_issuer,
         jwt_audience=jwt_audience,
         access_rules_file=access_rules.absolute() if access_rules is not None else None,
+        read_only=read_only,
     )
     runtime = build_runtime(settings)
     try:
@@ -334,6 +341,7 @@ def _banner(runtime: Runtime) -> str:
         serving = f"serving workspaces named by key (--logical-workspaces), kept in {s.data_dir}"
     bound = f"[{s.host}]" if ":" in s.host else s.host
     urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
+    dashboard = f"http://{bound}:{s.port}/ui/"
     access = "bearer tokens required" if s.auth else "no auth"
     if s.auth and s.auth_method == "jwt":
         access = f"JWTs from {s.jwt_issuer} required"
@@ -345,6 +353,6 @@ def _banner(runtime: Runtime) -> str:
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (
-        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, health at /healthz; "
-        f"{serving}; {access}{note}; Ctrl-C to stop"
+        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, dashboard at {dashboard}, health at /healthz; "
+        f"{serving}; {access}{'; read-only' if s.read_only else ''}{note}; Ctrl-C to stop"
     )

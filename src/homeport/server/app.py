@@ -11,7 +11,7 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homeport import __version__
@@ -195,10 +195,26 @@ class _AsgiApp:
         await self.app(scope, receive, send)
 
 
+class _LazyDashboard:
+    """The dashboard's app, built on its first request: its templates and Markdown renderer load when
+    someone looks, not on every server start."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.app: Any = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            from homeport.ui import build_dashboard
+
+            self.app = build_dashboard(self.runtime)
+        await self.app(scope, receive, send)
+
+
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
-    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/) and
-    health at /healthz, with Host and Origin checked on both transports, request shapes checked
-    before the SDK sees them, and the requests in flight counted for shutdown."""
+    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
+    dashboard at /ui and health at /healthz, with Host and Origin checked on both transports and /ui,
+    request shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -245,4 +261,5 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         else:
             metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
         app.router.routes = [*routes, *metadata]
+    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime)))
     return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

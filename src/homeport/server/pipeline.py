@@ -33,6 +33,7 @@ from homeport import __version__
 from homeport.errors import (
     InvalidArgumentError,
     LogicalWorkspaceError,
+    PermissionDeniedError,
     StoreError,
     TeamServerUnavailableError,
     UnknownArgumentError,
@@ -182,6 +183,7 @@ class CallPipeline:
         Raises:
             HomeportError: resolution, a guard, the caller's access or the executor refused the call.
         """
+        self._refuse_write_if_read_only(spec)
         inputs: CallInputs | None = None
         checked: Workspace | None = None
         if spec.takes_workspace:
@@ -260,6 +262,14 @@ class CallPipeline:
     def _check_tool(self, spec: ToolSpec, request: CallRequest) -> None:
         self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
 
+    def _refuse_write_if_read_only(self, spec: ToolSpec) -> None:
+        # Before forwarding too: an owner started without --read-only must not take the write instead.
+        if spec.write and self.runtime.settings.read_only:
+            raise PermissionDeniedError(
+                f"{spec.name} writes, and this server was started with --read-only; nothing was changed. "
+                "Restart it without --read-only to make changes"
+            )
+
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
         # Checked again on every call whatever named the workspace: a handle or a session is no capability.
         workspace = self.runtime.resolve(inputs, write=spec.write)
@@ -277,6 +287,7 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
+        self._refuse_write_if_read_only(spec)
         forwarder = self.runtime.forwarder
         checked: Workspace | None = None
         if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
@@ -307,6 +318,7 @@ class CallPipeline:
         if checked is None:
             # The access step begins with the tool allowlist: a refused tool is scanned and resolved never.
             self._check_tool(spec, request)
+        self._refuse_write_if_read_only(spec)
         call = Call(self.runtime, request, inputs, tool=spec.name)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from homeport.projectdb import ProjectDatabases
@@ -55,6 +57,23 @@ class Runtime:
         """Its store: None for reads of a workspace that has none; created on first write unless `create`
         says otherwise."""
         return self.stores.get(workspace.root, create=write if create is None else create)
+
+    def known_workspaces(self) -> dict[Path, str]:
+        """The workspaces this process knows, each with why: `owned` in the instance registry, or
+        `recent` (its store is open: a client used it lately). Known is not allowed: every use is checked.
+
+        Raises:
+            RegistryError: the instance registry cannot be read.
+        """
+        known: dict[Path, str] = {}
+        if self.forwarder is not None:
+            pid = os.getpid()
+            for owned, owner in sorted(self.forwarder.registry.read().owners.items()):
+                if owner.pid == pid:
+                    known[Path(owned)] = "owned"
+        for root in self.stores.roots():
+            known.setdefault(root, "recent")
+        return known
 
     def close(self) -> None:
         if self.forwarder is not None:

@@ -51,6 +51,8 @@ class ServeSettings:
     jwt_audience: str | None = None
     # Under auth: who may call which tools and use which workspaces (TOML); None: the directory's roots.
     access_rules_file: Path | None = None
+    # Every write tool is refused (`serve --read-only`, `homeport ui --read-only`): for looking, not changing.
+    read_only: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
     # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.

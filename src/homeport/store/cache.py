@@ -87,6 +87,11 @@ class StoreCache:
             finally:
                 self._pending.release()
 
+    def roots(self) -> list[Path]:
+        """The roots of the open stores, most recently used first."""
+        with self._lock:
+            return list(reversed(self._stores))
+
     def __len__(self) -> int:
         return len(self._stores)
 
