@@ -71,3 +71,26 @@ def server_factory(runtime_factory):
         return build_server(runtime_factory(**overrides))
 
     return build
+
+
+@pytest.fixture(scope="session")
+def store_postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for the memory store on 127.0.0.1:5432, dropped at the end of the run.
+
+    Skips (with the reason) when no server answers there; never passes without one.
+    """
+    import uuid
+
+    import psycopg
+
+    try:
+        admin = psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", autocommit=True)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432 as postgres (db test): {str(exc).strip()}")
+    name = f"homeport_test_{uuid.uuid4().hex[:12]}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()

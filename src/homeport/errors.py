@@ -167,6 +167,12 @@ class ValueTooLargeError(InvalidItemError):
     code = "value_too_large"
 
 
+class StoreTooNewError(StoreError):
+    """The store was migrated by a newer Homeport: its revision is unknown to this one."""
+
+    code = "store_too_new"
+
+
 class InternalError(HomeportError):
     code = "internal_error"
 

@@ -1,13 +1,16 @@
-"""Fixtures of the store tests."""
+"""Fixtures of the store tests: every store test that takes `copy_store` runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from homeport.store import Store, store_path_for
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @pytest.fixture(scope="session")
@@ -19,8 +22,36 @@ def migrated_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def copy_store(migrated_db: Path):
-    """`copy_store(root)`: a store for `root` copied from the template."""
+def postgres_stores(store_postgres_url: str) -> Iterator:
+    """Every PostgreSQL store of the run: one database, a schema per workspace."""
+    from homeport.store.postgres import PostgresStores
+
+    stores = PostgresStores(store_postgres_url)
+    yield stores
+    stores.close()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def store_backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def copy_store(store_backend: str, request, migrated_db: Path) -> Callable[[Path], Store]:
+    """`copy_store(root)`: an empty store at the head schema for `root`, on the backend of the test.
+
+    SQLite: a copy of the template file. PostgreSQL: a new schema for the workspace key `str(root)`,
+    built by the migrations.
+    """
+    if store_backend == "postgres":
+        stores = request.getfixturevalue("postgres_stores")
+
+        def open_postgres(root: Path) -> Store:
+            store = stores.get(str(root), create=True)
+            assert store is not None
+            return store
+
+        return open_postgres
 
     def copy(root: Path) -> Store:
         store_path_for(root).parent.mkdir(parents=True, exist_ok=True)
@@ -30,3 +61,10 @@ def copy_store(migrated_db: Path):
         return store
 
     return copy
+
+
+@pytest.fixture
+def sqlite_only(store_backend: str) -> None:
+    """For a test of SQLite's own behaviour (files, WAL, FTS5 syntax): skipped on the PostgreSQL run."""
+    if store_backend != "sqlite":
+        pytest.skip("checks SQLite's own behaviour (file, WAL, FTS5); the PostgreSQL store has its own tests")

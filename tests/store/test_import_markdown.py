@@ -108,10 +108,13 @@ def test_an_item_of_the_same_name_not_from_the_file_is_left_alone(store):
     )
 
 
-def test_a_dry_run_reports_the_same_and_writes_nothing(store):
+def test_a_dry_run_reports_the_same_and_writes_nothing(store, store_backend):
     dry = import_instructions(store, read_instructions(FIXTURES), dry_run=True)
     assert get_system_patterns(store) == [] and get_custom_data(store) == []
     real = import_instructions(store, read_instructions(FIXTURES))
+    if store_backend == "postgres":  # a sequence is not rolled back with the dry run: the real ids come after
+        for summary in (dry, real):
+            summary["items"] = [{k: v for k, v in item.items() if k != "id"} for item in summary["items"]]
     assert {k: v for k, v in dry.items() if k != "dry_run"} == {k: v for k, v in real.items() if k != "dry_run"}
 
 

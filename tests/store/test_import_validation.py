@@ -130,6 +130,15 @@ def canonical(data: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str,
     }
 
 
+def _uids_as_given(collected: dict[str, list[dict[str, Any]]], document: dict[str, list[dict[str, Any]]]) -> dict:
+    """`collected`, with the uid an item got on import blanked where the document gave it none (a new one is made)."""
+    for section, items in document.items():
+        for got, want in zip(collected[section], items, strict=False):
+            if "uid" in want and want["uid"] is None and got.get("uid"):
+                got["uid"] = None
+    return collected
+
+
 FIELD_NAMES = sorted({f for model in RECORDS.values() for f in model.model_fields} | {"extra"})
 MUTANT_VALUES = (
     st.none()
@@ -170,7 +179,7 @@ def test_a_mutated_export_is_imported_exactly_as_read_or_refused_with_nothing_ch
         except InvalidItemError:
             assert _collect(b) == before
             return
-        assert _collect(b) == canonical(document)
+        assert _uids_as_given(_collect(b), canonical(document)) == canonical(document)
 
 
 @PROPERTY

@@ -6,6 +6,7 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from homeport.errors import InvalidItemError, ValueTooLargeError
 from homeport.store import Store, batch, contexts, custom_data, decisions, links, patterns, progress
@@ -66,7 +67,7 @@ def damaged_loop(store: Store) -> list[int]:
     ids = [progress.log_progress(store, "TODO", f"t{i}")["id"] for i in range(3)]
     with store.write() as conn:
         for child, parent in zip(ids, ids[1:] + ids[:1], strict=True):
-            conn.exec_driver_sql("UPDATE progress SET parent_id = ? WHERE id = ?", (parent, child))
+            conn.execute(text("UPDATE progress SET parent_id = :p WHERE id = :c"), {"p": parent, "c": child})
     return ids
 
 
@@ -126,9 +127,20 @@ def test_an_empty_replacement_is_refused_unless_explicit(store):
     assert contexts.update_context(store, "product", content={}, allow_empty=True)["content"] == {}
 
 
-def _patch_many(root: str, writer: int, count: int, start: multiprocessing.synchronize.Event) -> None:
-    store = Store.open(Path(root), create=False)
+def _open_in_worker(root: str, url: str | None) -> Store:
+    """The store of `root` opened again in another process: its SQLite file, or its schema in the database at `url`."""
+    if url is None:
+        store = Store.open(Path(root), create=False)
+    else:
+        from homeport.store.postgres import PostgresStores
+
+        store = PostgresStores(url).get(root, create=False)
     assert store is not None
+    return store
+
+
+def _patch_many(root: str, url: str | None, writer: int, count: int, start: multiprocessing.synchronize.Event) -> None:
+    store = _open_in_worker(root, url)
     start.wait(30)
     for i in range(count):
         contexts.update_context(store, "active", patch={f"w{writer}-{i}": i})
@@ -141,7 +153,10 @@ def test_patches_from_two_processes_at_once_are_all_kept(store):
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     count = 40
-    workers = [ctx.Process(target=_patch_many, args=(str(store.root), w, count, start)) for w in range(2)]
+    workers = [
+        ctx.Process(target=_patch_many, args=(str(store.root), getattr(store, "url", None), w, count, start))
+        for w in range(2)
+    ]
     for w in workers:
         w.start()
     start.set()

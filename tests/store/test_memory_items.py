@@ -3,12 +3,11 @@ links and graph walks, context history, recent activity, the schema and batch wr
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import (
@@ -23,7 +22,6 @@ from homeport.store import (
     patterns,
     progress,
     search,
-    store_path_for,
 )
 from homeport.store.items import ITEM_TYPES
 from homeport.store.schema import decisions as decisions_table
@@ -34,10 +32,8 @@ from homeport.store.schema import system_patterns as patterns_table
 
 
 @pytest.fixture
-def store(tmp_path: Path, migrated_db: Path):
-    store_path_for(tmp_path).parent.mkdir()
-    shutil.copyfile(migrated_db, store_path_for(tmp_path))
-    s = Store.open(tmp_path, create=False)
+def store(tmp_path: Path, copy_store):
+    s = copy_store(tmp_path)
     yield s
     s.close()
 
@@ -59,8 +55,9 @@ def tag_rows(store: Store, item_type: str, item_id: int) -> list[str]:
 def indexed(store: Store, item_type: str, item_id: int) -> bool:
     with store.read() as conn:
         return (
-            conn.exec_driver_sql(
-                "SELECT count(*) FROM search_index WHERE item_type = ? AND item_id = ?", (item_type, item_id)
+            conn.execute(
+                text("SELECT count(*) FROM search_index WHERE item_type = :t AND item_id = :i"),
+                {"t": item_type, "i": item_id},
             ).scalar()
             > 0
         )

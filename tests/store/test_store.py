@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.errors import InvalidItemError, ItemNotFoundError, StoreTooNewError
 from homeport.store import (
     SCHEMA_REVISION,
     Store,
@@ -28,8 +28,8 @@ from homeport.store.migrate import downgrade, head_revision, upgrade
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = Store.open(tmp_path, create=True)
+def store(tmp_path: Path, copy_store):
+    s = copy_store(tmp_path)
     yield s
     s.close()
 
@@ -56,7 +56,7 @@ def test_migrations_run_from_an_empty_database_and_back(tmp_path):
     s.close()
 
 
-def test_store_uses_wal_and_foreign_keys(store):
+def test_store_uses_wal_and_foreign_keys(store, sqlite_only):
     with store.read() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -69,7 +69,8 @@ def test_opening_for_reads_never_creates_a_store(tmp_path):
     assert contexts.get_context(None, "active") == {"content": {}, "version": 0, "updated_at": None}
 
 
-def test_store_directory_ignores_its_database_in_git(store, tmp_path):
+def test_store_directory_ignores_its_database_in_git(tmp_path):
+    Store.open(tmp_path, create=True).close()
     assert "*.db" in (tmp_path / ".homeport" / ".gitignore").read_text()
 
 
@@ -332,3 +333,11 @@ def test_evicted_stores_are_closed_and_no_store_file_stays_open_after_close(tmp_
         decisions.log_decision(cache.get(tmp_path / f"w{i}", create=True), "x")
     cache.close()
     assert _open_files_under(tmp_path) == 0
+
+
+def test_a_sqlite_store_of_a_newer_homeport_is_refused_too(tmp_path):
+    Store.open(tmp_path, create=True).close()
+    with sqlite3.connect(store_path_for(tmp_path)) as raw:
+        raw.execute("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(StoreTooNewError, match=r"revision 9999, newer than this Homeport knows \(its newest is "):
+        Store.open(tmp_path, create=True)

@@ -43,6 +43,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "tokens": LazyCommand("homeport.cli.access:tokens", "Bearer tokens for `homeport serve --http --auth`."),
     "access": LazyCommand("homeport.cli.access_rules:access", "Explain who may use which workspace and tool."),
     "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
+    "copy": LazyCommand("homeport.cli.copy:copy", "Copy one workspace's memory between SQLite and PostgreSQL."),
+    "migrate": LazyCommand("homeport.cli.migrate:migrate", "Bring a store's schema to this version's revision."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
 }
 

@@ -175,6 +175,15 @@ class _ServeCommand(click.Command):
     help="Serve the workspaces of a running `homeport daemon` here instead of forwarding their calls to it "
     "(env: HOMEPORT_NO_DAEMON).",
 )
+@click.option(
+    "--store",
+    "store_url",
+    envvar="HOMEPORT_STORE",
+    metavar="URL",
+    help="Keep every workspace's memory in this PostgreSQL database (postgresql://user@host/db), one schema "
+    "per workspace, instead of a SQLite file in each (env: HOMEPORT_STORE). Apply migrations first with "
+    "`homeport migrate --store URL`, or let the first call to a workspace do it.",
+)
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on stderr at start.")
@@ -209,6 +218,7 @@ def serve(
     own: bool,
     take_over: bool,
     no_daemon: bool,
+    store_url: str | None,
     own_dirs: tuple[str, ...],
     state_dir: Path | None,
 ) -> None:
@@ -298,6 +308,7 @@ def serve(
         jwt_audience=jwt_audience,
         access_rules_file=access_rules.absolute() if access_rules is not None else None,
         read_only=read_only,
+        store_url=store_url or None,
     )
     runtime = build_runtime(settings)
     try:
@@ -350,6 +361,10 @@ def _banner(runtime: Runtime) -> str:
     if s.auth and s.auth_method == "tokens" and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
         access += " (none minted yet: `homeport tokens add AGENT`)"
     note = ""
+    if s.store_url:
+        from homeport.store.postgres import shown_url
+
+        access += f"; memory in {shown_url(s.store_url)}"
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (

@@ -106,7 +106,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         settings=settings,
         resolver=resolver,
         handles=resolver.handles,
-        stores=StoreCache(capacity=settings.store_cache_size),
+        stores=_stores(settings),
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
         access=WorkspaceAccess(
@@ -121,6 +121,18 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         ),
         team=TeamRouter(settings.environ) if settings.transport == "stdio" else None,
     )
+
+
+def _stores(settings: ServeSettings) -> StoreCache:
+    stores = StoreCache(capacity=settings.store_cache_size, url=settings.store_url)
+    if stores.postgres is not None:
+        try:
+            # Refuse at start a database that a newer Homeport migrated, not on some workspace's first call.
+            stores.postgres.check_revisions()
+        except BaseException:
+            stores.close()
+            raise
+    return stores
 
 
 def _trusts_workspace_config(settings: ServeSettings) -> bool:

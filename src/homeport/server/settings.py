@@ -22,6 +22,8 @@ class ServeSettings:
     home: Path = field(default_factory=Path.home)
     client_env: Mapping[str, str] = field(default_factory=dict)
     store_cache_size: int = 64  # open stores (about 3 file descriptors each); more are reopened on demand
+    # postgresql://...: every workspace's memory in that one database (a schema each) instead of SQLite files.
+    store_url: str | None = None
     handle_ttl_seconds: float = 24 * 3600
     # How long a 2025-era client gets to answer roots/list before the connection goes on without roots.
     roots_timeout_seconds: float = 5.0

@@ -126,7 +126,7 @@ def _refuse_duplicates(path: Path, section: str, items: list[dict[str, Any]]) ->
         "custom_data": lambda i: (i["category"], i["key"]),
         "links": lambda i: (i["source_type"], i["source_id"], i["target_type"], i["target_id"], i["relationship"]),
     }
-    for key in {keys[section], lambda i: i["id"]}:
+    for key in (keys[section], lambda i: i["id"], lambda i: i.get("uid") or ("no uid", i["id"])):
         seen: dict[Any, int] = {}
         for index, item in enumerate(items):
             if key(item) in seen:

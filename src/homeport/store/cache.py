@@ -6,8 +6,12 @@ import queue
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from homeport.store.database import Store, StoreConnector, store_path_for
+
+if TYPE_CHECKING:
+    from homeport.store.postgres import PostgresStores
 
 __all__ = ["StoreCache"]
 
@@ -17,7 +21,13 @@ _MAX_PENDING = 16
 class StoreCache:
     """Open stores keyed by workspace root; the least recently used is closed past `capacity`."""
 
-    def __init__(self, *, capacity: int = 32, pool_size: int = 2) -> None:
+    def __init__(self, *, capacity: int = 32, pool_size: int = 2, url: str | None = None) -> None:
+        # With `url` (postgresql://...) every workspace's store is a schema in that one database.
+        self._postgres: PostgresStores | None = None
+        if url:
+            from homeport.store.postgres import PostgresStores
+
+            self._postgres = PostgresStores(url)
         self._capacity = capacity
         self._pool_size = pool_size
         self._stores: OrderedDict[Path, Store] = OrderedDict()
@@ -35,6 +45,8 @@ class StoreCache:
 
     def get(self, root: Path, *, create: bool) -> Store | None:
         """The store of `root`; with `create` False, None when the workspace has no store yet."""
+        if self._postgres is not None:
+            return self._postgres.get(str(root), create=create)
         with self._lock:
             store = self._stores.get(root)
             if store is not None:
@@ -92,8 +104,13 @@ class StoreCache:
         with self._lock:
             return list(reversed(self._stores))
 
+    @property
+    def postgres(self) -> PostgresStores | None:
+        """The shared PostgreSQL store, when this cache was given a URL."""
+        return self._postgres
+
     def __len__(self) -> int:
-        return len(self._stores)
+        return len(self._postgres) if self._postgres is not None else len(self._stores)
 
     def close(self) -> None:
         """Close every store, including those still waiting for the background closer."""
@@ -107,3 +124,5 @@ class StoreCache:
             self._closing.put(None)
             closer.join(timeout=30)
         self._connector.close()
+        if self._postgres is not None:
+            self._postgres.close()

@@ -15,6 +15,7 @@ from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.fields import MAX_LABEL_CHARS, check_json, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
+from homeport.store.uids import assign_uid
 
 __all__ = ["GLOSSARY_CATEGORY", "delete_custom_data", "get_custom_data", "log_custom_data", "upsert_custom_data"]
 
@@ -56,6 +57,7 @@ def upsert_custom_data(
         created = created_at or stamp
         values = {"category": category, "key": key, "value": body, "created_at": created, "updated_at": stamp}
         item_id = _INSERT.insert(conn, {"id": item_id, **values})
+        assign_uid(conn, ITEM_TYPE, item_id)
     else:
         item_id, created = existing
         _UPDATE.run(conn, {"id": item_id, "value": body, "updated_at": stamp})

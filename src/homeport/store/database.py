@@ -25,7 +25,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from homeport.errors import InvalidItemError, StoreError
+from homeport.errors import InvalidItemError, StoreError, StoreTooNewError
 from homeport.store.location import STORE_DIRNAME, STORE_FILENAME, store_path_for
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "Prepared",
     "Store",
     "StoreConnector",
+    "advance_sequence",
     "create_schema",
     "dict_rows",
     "driver",
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
@@ -113,6 +114,9 @@ class Store:
             if not fresh and store._ready():
                 return store
             store._create_or_migrate(fresh)
+        except StoreTooNewError:
+            store.close()
+            raise
         except Exception as exc:  # SQLAlchemy, Alembic, the lock file, the OS: one error for the caller
             store.close()
             cause = exc.__cause__ if isinstance(exc, StoreError) and exc.__cause__ else exc
@@ -121,6 +125,11 @@ class Store:
                 "check that the workspace is writable, or move the damaged .homeport/homeport.db aside"
             ) from exc
         return store
+
+    @property
+    def where(self) -> str:
+        """The store, named for messages: its file (a PostgreSQL store: the URL without password, and the key)."""
+        return str(self.path)
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
@@ -231,7 +240,7 @@ class Store:
                 return
             from homeport.store.migrate import upgrade  # Alembic is imported only when a migration runs.
 
-            upgrade(self.engine)
+            upgrade(self.engine, where=str(self.path))
 
 
 def create_schema(engine: Engine) -> None:
@@ -377,39 +386,84 @@ class Prepared:
     The hot statements (a decision's insert, tags, the search index, the latest items) cost about a
     fifth of `Connection.execute` this way. Parameters are passed by name as a dict; values bound in
     the statement itself (`column == "decision"`) are filled in from the compiled statement.
+
+    On any other dialect (a PostgreSQL store) the same statement runs through SQLAlchemy instead.
     """
 
-    __slots__ = ("_defaults", "sql")
+    __slots__ = ("_defaults", "_other", "sql", "statement")
 
     def __init__(self, statement: Any) -> None:
+        self.statement = statement
+        self._other: tuple[str, dict[str, Any]] | None = None  # compiled for PostgreSQL on first use there
         compiled = statement.compile(dialect=_NAMED_SQLITE)
         # Values SQLAlchemy renders late (e.g. aggregate_strings' separator) become ordinary parameters.
         self.sql = _POSTCOMPILE.sub(r":\1", str(compiled))
         self._defaults = {k: v for k, v in compiled.params.items() if v is not None}
 
-    def run(self, conn: Connection, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
+    def run(self, conn: Connection, params: dict[str, Any] | None = None) -> Any:
+        if conn.dialect.name != "sqlite":
+            sql, defaults = self._compiled_for(conn)
+            return conn.exec_driver_sql(sql, {**defaults, **params} if params else defaults)
         return driver(conn).execute(self.sql, {**self._defaults, **params} if params else self._defaults)
 
     def insert(self, conn: Connection, params: dict[str, Any]) -> int:
         """Run an INSERT; the new row's id."""
+        if conn.dialect.name != "sqlite":
+            result = conn.execute(self.statement, _without_null_id(params))
+            key = result.inserted_primary_key
+            assert key is not None  # an INSERT that did not raise inserted a row
+            row_id = int(key[0])
+            if params.get("id") is not None:  # an id given (an import): the sequence must not hand it out again
+                advance_sequence(conn, self.statement.table.name, row_id)
+            return row_id
         row_id = self.run(conn, params).lastrowid
         assert row_id is not None  # an INSERT that did not raise inserted a row
-        return row_id
+        return int(row_id)
 
     def run_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        if conn.dialect.name != "sqlite":
+            sql, defaults = self._compiled_for(conn)
+            conn.exec_driver_sql(sql, [{**defaults, **r} for r in rows])
+            return
         driver(conn).executemany(self.sql, [{**self._defaults, **r} for r in rows])
+
+    def _compiled_for(self, conn: Connection) -> tuple[str, dict[str, Any]]:
+        """The statement in the connection's dialect and paramstyle (pyformat for psycopg), compiled once."""
+        if self._other is None:
+            compiled = self.statement.compile(dialect=conn.dialect)
+            sql = _POSTCOMPILE.sub(r"%(\1)s", str(compiled))
+            self._other = (sql, {k: v for k, v in compiled.params.items() if v is not None})
+        return self._other
+
+
+def _without_null_id(params: dict[str, Any]) -> dict[str, Any]:
+    """SQLite numbers a row whose id is NULL; PostgreSQL needs the column left out to use its sequence."""
+    if "id" in params and params["id"] is None:
+        return {k: v for k, v in params.items() if k != "id"}
+    return params
+
+
+def advance_sequence(conn: Connection, table: str, row_id: int) -> None:
+    """After a row was inserted with an explicit id on PostgreSQL: the table's sequence moves past it."""
+    conn.exec_driver_sql(
+        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+        f"GREATEST({int(row_id)}, (SELECT last_value FROM {table}_id_seq)))"
+    )
 
 
 def insert_row(conn: Connection, statement: Any) -> int:
     """Run a Core INSERT; the new row's id."""
     key = conn.execute(statement).inserted_primary_key
     assert key is not None  # an INSERT that did not raise inserted a row
+    if conn.dialect.name != "sqlite" and statement.compile().params.get("id") is not None:
+        advance_sequence(conn, statement.table.name, int(key[0]))
     return int(key[0])
 
 
-def dict_rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    """A driver cursor's rows as dicts keyed by column name."""
-    names = [d[0] for d in cursor.description]
+def dict_rows(cursor: Any) -> list[dict[str, Any]]:
+    """A cursor's rows (a driver cursor, or a SQLAlchemy result on PostgreSQL) as dicts keyed by column name."""
+    # A SQLAlchemy result names its columns with keys() (iterating it would consume the rows).
+    names = [d[0] for d in cursor.description] if isinstance(cursor, sqlite3.Cursor) else list(map(str, cursor.keys()))
     return [dict(zip(names, row, strict=True)) for row in cursor]
 
 

@@ -16,6 +16,7 @@ from homeport.store.fields import MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
+from homeport.store.uids import assign_uid
 
 __all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision", "update_decision"]
 
@@ -70,6 +71,7 @@ def insert_decision(
     }
     item_id = _INSERT.insert(conn, {"id": item_id, **values})
     provenance.note(conn, ITEM_TYPE, item_id)
+    assign_uid(conn, ITEM_TYPE, item_id)
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
         conn,

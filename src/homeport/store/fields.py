@@ -130,6 +130,8 @@ Name = Annotated[str, Field(max_length=MAX_LABEL_CHARS["name"])]
 JsonValue = Annotated[Any, _json_cap("value")]
 JsonDocument = Annotated[dict[str, Any], _json_cap("content")]
 Stamp = Annotated[str, AfterValidator(_stamp)]
+# A ULID (homeport.store.uids): 26 characters of Crockford's base 32, the first at most 7.
+Uid = Annotated[str, Field(pattern=r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")]
 # In records (imports), as the writers store them: trimmed and non-empty, tags de-duplicated and ordered.
 _Trimmed = AfterValidator(_stripped)
 _Tags = Annotated[list[Tag], AfterValidator(_tag_set)]
@@ -143,6 +145,7 @@ class _Record(BaseModel):
 
 class DecisionRecord(_Record):
     id: ItemId
+    uid: Uid | None = None
     summary: Annotated[Title, _Trimmed]
     rationale: LongText | None = None
     implementation_details: LongText | None = None
@@ -153,6 +156,7 @@ class DecisionRecord(_Record):
 
 class ProgressRecord(_Record):
     id: ItemId
+    uid: Uid | None = None
     status: Annotated[Status, _Trimmed]
     description: Annotated[LongText, _Trimmed]
     parent_id: ItemId | None = None
@@ -162,6 +166,7 @@ class ProgressRecord(_Record):
 
 class PatternRecord(_Record):
     id: ItemId
+    uid: Uid | None = None
     name: Annotated[Name, _Trimmed]
     description: Annotated[LongText, _Trimmed]
     tags: _Tags = []
@@ -171,6 +176,7 @@ class PatternRecord(_Record):
 
 class CustomDataRecord(_Record):
     id: ItemId
+    uid: Uid | None = None
     category: Annotated[Category, _Trimmed]
     key: Annotated[Key, _Trimmed]
     value: JsonValue

@@ -8,6 +8,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store._common import ITEM_TYPES
 from homeport.store.schema import contexts, custom_data, decisions, item_tags, links, progress, system_patterns
+from homeport.store.uids import forget_uid
 
 __all__ = ["CONTEXT_ID", "CONTEXT_TYPES", "ITEM_TYPES", "check_type", "forget_item", "require_item"]
 
@@ -56,4 +57,5 @@ def forget_item(conn: Connection, item_type: str, item_id: int) -> int:
         )
     ).rowcount
     search_index.unindex_item(conn, item_type, item_id)
+    forget_uid(conn, item_type, item_id)
     return removed

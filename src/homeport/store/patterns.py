@@ -16,6 +16,7 @@ from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import system_patterns
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
+from homeport.store.uids import assign_uid
 
 __all__ = ["delete_system_pattern", "get_system_patterns", "log_system_pattern", "upsert_system_pattern"]
 
@@ -65,6 +66,7 @@ def upsert_system_pattern(
         if item_id is not None:
             values["id"] = item_id
         item_id = insert_row(conn, insert(system_patterns).values(**values))
+        assign_uid(conn, ITEM_TYPE, item_id)
     else:
         item_id, created = existing
         conn.execute(

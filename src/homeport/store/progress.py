@@ -14,6 +14,7 @@ from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
+from homeport.store.uids import assign_uid
 
 __all__ = [
     "COMMON_STATUSES",
@@ -69,6 +70,7 @@ def insert_progress(
         values["id"] = item_id
     item_id = insert_row(conn, insert(progress).values(**values))
     provenance.note(conn, ITEM_TYPE, item_id)
+    assign_uid(conn, "progress", item_id)
     _index(conn, item_id, status, description, values["updated_at"])
     return {"id": item_id, **values}
 

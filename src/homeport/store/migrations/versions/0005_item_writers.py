@@ -1,7 +1,7 @@
 """Who wrote each item version: principal, client name and version, tool.
 
-Revision ID: 0004
-Revises: 0002
+Revision ID: 0005
+Revises: 0004
 
 A new table only, so stores of any earlier revision keep every item as it was; versions written
 before it show no writer.
@@ -10,8 +10,8 @@ before it show no writer.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0002"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

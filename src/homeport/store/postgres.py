@@ -1,0 +1,269 @@
+"""Every workspace's memory in one PostgreSQL database: one schema per workspace.
+
+`homeport.workspaces` maps a workspace key (a canonical path, or a logical key such as `acme/api`)
+to its schema (`ws_` and 24 hex digits of the key's SHA-256) and the revision it was migrated to.
+Inside a schema the tables are those of a SQLite store, built by the same Alembic migrations, so
+every item module runs unchanged: each transaction starts with `SET LOCAL search_path` to the
+workspace's schema. Why a schema per workspace rather than a workspace column on every table is
+in docs/architecture.md ("The store").
+
+Writers of one workspace are serialised as on SQLite (where `BEGIN IMMEDIATE` does it): a lock per
+store within the process, and a transaction-scoped advisory lock across processes. Migrations take
+an advisory lock too, so servers starting at once never apply one twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, create_engine, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from homeport.errors import ConfigError, InvalidItemError, StoreError
+from homeport.store.database import Store
+
+__all__ = ["MAX_KEY_CHARS", "PostgresStore", "PostgresStores", "engine_for", "schema_for", "shown_url"]
+
+MAX_KEY_CHARS = 1000
+_REGISTRY = "homeport.workspaces"
+# pg_advisory_xact_lock keys: one for the registry itself, one per workspace schema (hashed from its name).
+_REGISTRY_LOCK = 0x686F6D65706F7274  # "homeport"
+
+
+def schema_for(key: str) -> str:
+    """The schema of the workspace `key`: stable, a valid unquoted identifier, never longer than 27 characters."""
+    return "ws_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def _lock_id(schema: str) -> int:
+    return int.from_bytes(hashlib.sha256(schema.encode()).digest()[:8], "big", signed=True)
+
+
+def shown_url(url: str) -> str:
+    """The store URL with its password hidden, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparsable store URL>"
+
+
+def engine_for(url: str, *, pool_size: int = 5) -> Engine:
+    """An engine on the PostgreSQL database at `url` (postgresql://, postgres:// or postgresql+psycopg://).
+
+    Raises:
+        ConfigError: not a PostgreSQL URL.
+    """
+    try:
+        parsed = make_url(url.replace("postgres://", "postgresql://", 1) if url.startswith("postgres://") else url)
+    except ArgumentError as exc:
+        raise ConfigError("the store URL does not parse; use postgresql://user:password@host:port/db") from exc
+    if parsed.get_backend_name() != "postgresql":
+        raise ConfigError(
+            f"--store {shown_url(url)}: only PostgreSQL is supported (postgresql://user@host/db); "
+            "without --store each workspace keeps its own SQLite file"
+        )
+    parsed = parsed.set(drivername="postgresql+psycopg")
+    return create_engine(parsed, pool_size=pool_size, max_overflow=10, pool_pre_ping=False, pool_recycle=3600)
+
+
+class PostgresStore(Store):
+    """The memory of one workspace: a schema in the shared database (the same interface as a SQLite `Store`)."""
+
+    def __init__(self, stores: PostgresStores, key: str, schema: str) -> None:
+        # Deliberately not Store.__init__: there is no file and no connection stack of its own.
+        self.root = Path(key)
+        self.key = key
+        self.schema = schema
+        self.path = Path(key)  # no file; messages use `where`
+        self._where = f"{shown_url(stores.url)} (workspace {key})"
+        self._stores = stores
+        self._write_lock = threading.Lock()
+        self._lock_id = _lock_id(schema)
+        self._closed = False
+        self._written = False
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self._transaction(write=False) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self._write_lock, self._transaction(write=True) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:  # type: ignore[override]
+        doing = "writing" if write else "reading"
+        try:
+            with self._stores.engine.connect() as conn:
+                if not write:  # one snapshot for the block, as a SQLite read transaction has
+                    conn = conn.execution_options(isolation_level="REPEATABLE READ")
+                conn.exec_driver_sql(f"SET LOCAL search_path TO {self.schema}")
+                if write:
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({self._lock_id})")
+                try:
+                    yield conn
+                    conn.commit()
+                except BaseException:
+                    with contextlib.suppress(SQLAlchemyError):
+                        conn.rollback()
+                    raise
+        except SQLAlchemyError as exc:
+            raise StoreError(f"{doing} the store {self._where} failed: {_cause(exc)}") from exc
+        except UnicodeEncodeError as exc:
+            raise InvalidItemError(
+                f"text contains characters that are not valid Unicode ({exc.reason}); send UTF-8 text"
+            ) from exc
+
+    @property
+    def where(self) -> str:
+        return self._where
+
+    @property
+    def url(self) -> str:
+        """The database URL of the shared store (with its password: for opening it, never for messages)."""
+        return self._stores.url
+
+    def close(self) -> None:
+        self._closed = True
+
+    @property
+    def engine(self) -> Engine:
+        return self._stores.engine
+
+
+class PostgresStores:
+    """Every workspace's store in one PostgreSQL database, created and migrated on first use."""
+
+    def __init__(self, url: str, *, pool_size: int = 5) -> None:
+        self.url = url
+        self.engine = engine_for(url, pool_size=pool_size)
+        self._lock = threading.Lock()
+        self._stores: dict[str, PostgresStore] = {}
+        self._registry_ready = False
+
+    def get(self, key: str, *, create: bool) -> PostgresStore | None:
+        """The store of workspace `key`; None for a workspace with no store yet unless `create`.
+
+        Raises:
+            StoreError: the database cannot be reached, or its schema is at a revision this version does not know.
+        """
+        store = self._stores.get(key)
+        if store is not None:
+            return store
+        if len(key) > MAX_KEY_CHARS:
+            raise InvalidItemError(f"workspace key is longer than {MAX_KEY_CHARS} characters")
+        with self._lock:
+            store = self._stores.get(key)
+            if store is not None:
+                return store
+            try:
+                store = self._open(key, create=create)
+            except SQLAlchemyError as exc:
+                raise StoreError(f"the store {shown_url(self.url)} failed: {_cause(exc)}") from exc
+            if store is not None:
+                self._stores[key] = store
+            return store
+
+    def _open(self, key: str, *, create: bool) -> PostgresStore | None:
+        from homeport.store.database import SCHEMA_REVISION
+
+        self.ensure_registry()
+        with self.engine.connect() as conn:
+            row = conn.exec_driver_sql(
+                f"SELECT schema_name, revision FROM {_REGISTRY} WHERE key = %(k)s", {"k": key}
+            ).first()
+        if row is not None and row.revision == SCHEMA_REVISION:
+            return PostgresStore(self, key, row.schema_name)
+        if row is None and not create:
+            return None
+        schema = row.schema_name if row is not None else schema_for(key)
+        self._migrate(key, schema)
+        return PostgresStore(self, key, schema)
+
+    def ensure_registry(self) -> None:
+        """Create the schema `homeport` and its table of workspaces once (under an advisory lock)."""
+        if self._registry_ready:
+            return
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_REGISTRY_LOCK})")
+            conn.exec_driver_sql("CREATE SCHEMA IF NOT EXISTS homeport")
+            conn.exec_driver_sql(
+                f"CREATE TABLE IF NOT EXISTS {_REGISTRY} (key TEXT PRIMARY KEY, schema_name TEXT NOT NULL UNIQUE, "
+                "revision TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            conn.commit()
+        self._registry_ready = True
+
+    def _migrate(self, key: str, schema: str) -> None:
+        from homeport.store.migrate import upgrade_postgres
+
+        revision = upgrade_postgres(self.engine, schema, _lock_id(schema))
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql(
+                f"INSERT INTO {_REGISTRY} (key, schema_name, revision) VALUES (%(k)s, %(s)s, %(r)s) "
+                "ON CONFLICT (key) DO UPDATE SET revision = EXCLUDED.revision",
+                {"k": key, "s": schema, "r": revision},
+            )
+            conn.commit()
+
+    def revisions(self) -> dict[str, str]:
+        """Each registered workspace's key and the revision its schema was last migrated to."""
+        self.ensure_registry()
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql(f"SELECT key, revision FROM {_REGISTRY} ORDER BY key").all()
+            return {str(key): str(revision) for key, revision in rows}
+
+    def check_revisions(self) -> None:
+        """Refuse a database where some workspace is at a revision this version does not know.
+
+        Raises:
+            StoreTooNewError: a newer Homeport migrated a workspace of this database.
+            StoreError: the database cannot be reached.
+        """
+        from homeport.store.migrate import check_known
+
+        try:
+            revisions = self.revisions()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot reach the store {shown_url(self.url)}: {_cause(exc)}") from exc
+        for key, revision in revisions.items():
+            check_known(revision, f"{shown_url(self.url)} (workspace {key})")
+
+    def migrate_all(self) -> dict[str, str]:
+        """Bring every registered workspace to the head revision; each key with its revision before."""
+        before = self.revisions()
+        for key in before:
+            self._stores.pop(key, None)
+            self._open(key, create=True)
+        return before
+
+    def drop(self, key: str) -> bool:
+        """Remove workspace `key` and all its memory (tests and `homeport copy` use this); True if it existed."""
+        self.ensure_registry()
+        with self.engine.connect() as conn:
+            row = conn.exec_driver_sql(f"DELETE FROM {_REGISTRY} WHERE key = %(k)s RETURNING schema_name", {"k": key})
+            found = row.first()
+            if found is not None:
+                conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {found.schema_name} CASCADE")
+            conn.commit()
+        self._stores.pop(key, None)
+        return found is not None
+
+    def __len__(self) -> int:
+        return len(self._stores)
+
+    def close(self) -> None:
+        self._stores.clear()
+        self.engine.dispose()
+
+
+def _cause(exc: SQLAlchemyError) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig) if orig is not None else str(exc)
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__

@@ -1,0 +1,220 @@
+"""The shared PostgreSQL store: workspace keys, migrations, refusing a newer schema, racing first starts, the tools."""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from mcp import Client
+from sqlalchemy import text
+
+from homeport.errors import StoreTooNewError
+from homeport.store import SCHEMA_REVISION, decisions, search, store_path_for
+from homeport.store.postgres import PostgresStores, schema_for
+
+pytestmark = pytest.mark.postgres
+HOMEPORT = str(Path(sys.executable).parent / "homeport")
+
+
+def _key() -> str:
+    return f"/srv/src/project-{uuid.uuid4().hex[:8]}"
+
+
+def _raw(url: str) -> psycopg.Connection:
+    return psycopg.connect(url, autocommit=True)
+
+
+def test_path_keys_and_logical_keys_are_separate_workspaces(postgres_stores):
+    path_key, logical = _key(), f"acme/api-{uuid.uuid4().hex[:6]}"
+    decisions.log_decision(postgres_stores.get(path_key, create=True), "in the path workspace")
+    decisions.log_decision(postgres_stores.get(logical, create=True), "in the logical workspace")
+    assert [d["summary"] for d in decisions.get_decisions(postgres_stores.get(logical, create=False))] == [
+        "in the logical workspace"
+    ]
+    assert postgres_stores.get(_key(), create=False) is None  # a read never creates a workspace
+    assert schema_for(logical) != schema_for(path_key)
+
+
+def test_a_workspace_is_kept_in_its_own_schema_with_its_revision(postgres_stores, store_postgres_url):
+    key = _key()
+    decisions.log_decision(postgres_stores.get(key, create=True), "kept")
+    with _raw(store_postgres_url) as conn:
+        schema, revision = conn.execute(
+            "SELECT schema_name, revision FROM homeport.workspaces WHERE key = %s", (key,)
+        ).fetchone()
+        assert (schema, revision) == (schema_for(key), SCHEMA_REVISION)
+        assert conn.execute(f"SELECT version_num FROM {schema}.alembic_version").fetchall() == [(SCHEMA_REVISION,)]
+        assert conn.execute(f"SELECT summary FROM {schema}.decisions").fetchall() == [("kept",)]
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = 'ix_search_index_document'",
+            (schema,),
+        ).fetchone()
+        assert index is not None and "USING gin" in index[0]
+
+
+def test_search_on_postgres_ranks_with_filters_and_highlights(postgres_stores):
+    store = postgres_stores.get(_key(), create=True)
+    title = decisions.log_decision(store, "Connection pooling with PgBouncer", tags=["infra"])
+    body = decisions.log_decision(store, "Scaling", rationale="we add pooling later", tags=["later"])
+    hits = search.search(store, "pooling")
+    assert [h["id"] for h in hits] == [title["id"], body["id"]]
+    assert hits[0]["snippet"] == "Connection [pooling] with PgBouncer" and hits[0]["score"] > hits[1]["score"] > 0
+    assert [h["id"] for h in search.search(store, "pooling", tags_any=["LATER"])] == [body["id"]]
+    assert search.search(store, "pooling", types=["progress"]) == []
+
+
+def _set_revision(url: str, key: str, revision: str) -> None:
+    with _raw(url) as conn:
+        schema = schema_for(key)
+        conn.execute(f"UPDATE {schema}.alembic_version SET version_num = %s", (revision,))
+        conn.execute("UPDATE homeport.workspaces SET revision = %s WHERE key = %s", (revision, key))
+
+
+def test_a_database_migrated_by_a_newer_homeport_is_refused_naming_the_revision(store_postgres_url, tmp_path):
+    url = _fresh_database(store_postgres_url)
+    key = _key()
+    stores = PostgresStores(url)
+    decisions.log_decision(stores.get(key, create=True), "before the upgrade")
+    stores.close()
+    _set_revision(url, key, "9999")
+
+    stores = PostgresStores(url)
+    with pytest.raises(StoreTooNewError, match="revision 9999") as info:
+        stores.check_revisions()
+    assert "Upgrade Homeport" in info.value.message and key in info.value.message
+    with pytest.raises(StoreTooNewError, match="revision 9999"):
+        stores.get(key, create=False)
+    stores.close()
+
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "HOMEPORT_STORE": url}
+    served = subprocess.run(
+        [HOMEPORT, "serve", "--http", "--port", "0", "--allow-root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert served.returncode == 1
+    assert "schema revision 9999, newer than this Homeport knows" in served.stderr
+    assert "Upgrade Homeport" in served.stderr and "password" not in served.stderr
+    migrated = subprocess.run([HOMEPORT, "migrate"], capture_output=True, text=True, env=env, timeout=60)
+    assert migrated.returncode == 1 and "revision 9999" in migrated.stderr
+
+
+def _fresh_database(base_url: str) -> str:
+    """Another empty database on the same server, dropped with the run's (named after it)."""
+    name = f"{base_url.rsplit('/', 1)[1]}_{uuid.uuid4().hex[:6]}"
+    with _raw(base_url.rsplit("/", 1)[0] + "/test") as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    _CREATED.append((base_url, name))
+    return base_url.rsplit("/", 1)[0] + "/" + name
+
+
+_CREATED: list[tuple[str, str]] = []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_fresh_databases():
+    yield
+    for base_url, name in _CREATED:
+        with _raw(base_url.rsplit("/", 1)[0] + "/test") as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _CREATED.clear()
+
+
+def _first_start(url: str, key: str, start: multiprocessing.synchronize.Barrier) -> None:
+    stores = PostgresStores(url, pool_size=1)
+    start.wait(60)  # every process is loaded and waiting: they go at once
+    store = stores.get(key, create=True)
+    assert store is not None
+    decisions.log_decision(store, f"from {multiprocessing.current_process().name}")
+    stores.close()
+
+
+@pytest.mark.timeout(120)
+def test_processes_starting_at_once_on_a_new_database_migrate_it_once(store_postgres_url):
+    url = _fresh_database(store_postgres_url)
+    keys = [_key(), "acme/api"]
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Barrier(6)
+    workers = [ctx.Process(target=_first_start, args=(url, keys[i % 2], start), name=f"p{i}") for i in range(6)]
+    for w in workers:
+        w.start()
+    migrate = subprocess.Popen(
+        [HOMEPORT, "migrate", "--store", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for w in workers:
+        w.join(100)
+        assert w.exitcode == 0
+    _out, err = migrate.communicate(timeout=60)
+    assert migrate.returncode == 0, err
+    with _raw(url) as conn:
+        assert sorted(r[0] for r in conn.execute("SELECT key FROM homeport.workspaces")) == sorted(keys)
+        for key in keys:
+            schema = schema_for(key)
+            assert conn.execute(f"SELECT version_num FROM {schema}.alembic_version").fetchall() == [(SCHEMA_REVISION,)]
+            assert conn.execute(f"SELECT count(*) FROM {schema}.decisions").fetchone() == (3,)
+            indexes = conn.execute("SELECT count(*) FROM pg_indexes WHERE schemaname = %s", (schema,)).fetchone()[0]
+            assert indexes == _indexes_of_one_migration(url)
+
+
+def _indexes_of_one_migration(base_url: str) -> int:
+    """The number of indexes one workspace gets when it alone is migrated (nothing applied twice)."""
+    url = _fresh_database(base_url)
+    stores = PostgresStores(url, pool_size=1)
+    stores.get("alone", create=True)
+    stores.close()
+    with _raw(url) as conn:
+        return conn.execute("SELECT count(*) FROM pg_indexes WHERE schemaname = %s", (schema_for("alone"),)).fetchone()[
+            0
+        ]
+
+
+def test_migrate_brings_every_workspace_to_head_and_says_so(store_postgres_url):
+    url = _fresh_database(store_postgres_url)
+    stores = PostgresStores(url)
+    key = _key()
+    decisions.log_decision(stores.get(key, create=True), "kept across the migration")
+    stores.close()
+    with _raw(url) as conn:  # as a store of the previous release: without the PostgreSQL search index
+        schema = schema_for(key)
+        conn.execute(f"DROP TABLE {schema}.search_index")
+        conn.execute(f"DROP TABLE {schema}.item_uids")
+        conn.execute(f"DROP TABLE {schema}.item_writers")
+        conn.execute(f"UPDATE {schema}.alembic_version SET version_num = '0002'")
+        conn.execute("UPDATE homeport.workspaces SET revision = '0002'")
+    done = subprocess.run([HOMEPORT, "migrate", "--store", url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"1 workspace(s) at revision {SCHEMA_REVISION}; migrated 1: {key}" in done.stdout
+    stores = PostgresStores(url)
+    store = stores.get(key, create=False)
+    assert [d["summary"] for d in decisions.get_decisions(store)] == ["kept across the migration"]
+    with store.read() as conn:
+        assert conn.execute(text("SELECT count(*) FROM search_index")).scalar() == 0
+    stores.close()
+
+
+@pytest.mark.anyio
+async def test_the_memory_tools_work_on_a_postgres_store(server_factory, projects, store_postgres_url):
+    server = server_factory(store_url=store_postgres_url)
+    ws = str(projects["alpha"])
+    async with Client(server) as c:
+        r = await c.call_tool("log_decision", {"summary": "Team memory on PostgreSQL", "tags": ["db"], "workspace": ws})
+        assert not r.is_error, r.content
+        r = await c.call_tool("get_decisions", {"workspace": ws})
+        assert [d["summary"] for d in r.structured_content["decisions"]] == ["Team memory on PostgreSQL"]
+        r = await c.call_tool("search", {"query": "postgresql", "workspace": ws})
+        assert not r.is_error, r.content
+        assert [h["type"] for h in r.structured_content["results"]] == ["decision"]
+        r = await c.call_tool("get_decisions", {"workspace": str(projects["beta"])})
+        assert r.structured_content["decisions"] == []
+    assert not store_path_for(projects["alpha"]).exists()  # nothing was written beside the project
