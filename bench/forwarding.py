@@ -1,7 +1,7 @@
 """What forwarding costs: one call served locally, forwarded to the workspace's owner, or sent to the owner directly.
 
-    python3 bench/forwarding.py            # 500 calls per path after 50 warm-up calls
-    python3 bench/forwarding.py --calls 100
+    python3 bench/forwarding.py            # 500 calls per path (in 5 rounds) after 50 warm-up calls
+    python3 bench/forwarding.py --calls 100 --rounds 2
 
 Three real processes in a temporary directory, one state directory: an owner
 (`serve --http --own` of project `owned`), a stdio front end and an HTTP front end (`serve`
@@ -13,6 +13,9 @@ over the folder holding `owned` and `local`). Every path makes the same read,
     direct         client -> owner over Streamable HTTP (the floor forwarding is measured against)
 
 Reports p50 and p95 in ms per path and the forwarding overhead (forwarded p50 - direct p50).
+The paths take turns in rounds (`--rounds`), so a load that comes and goes touches each alike.
+Beside the wall time, the CPU time per call of each server process (from /proc, Linux), which a
+busy machine barely moves: the front end's CPU per forwarded call is what forwarding itself costs.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -79,7 +83,30 @@ async def _http(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
         yield client
 
 
-async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc; 0.0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _stdio_child(known: set[int]) -> int | None:
+    """The pid of this process's child that is neither of `known` (the stdio front end)."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            pid = int(stat.parent.name)
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == me and pid not in known:
+                return pid
+    return None
+
+
+Measured = tuple[dict[str, list[float]], dict[str, dict[str, float]]]
+
+
+async def measure(calls: int, warmup: int, rounds: int) -> Measured:
     with tempfile.TemporaryDirectory(prefix="homeport-forwarding-") as tmp:
         base = Path(tmp, "src").resolve()
         owned, local = _project(base / "owned"), _project(base / "local")
@@ -114,16 +141,28 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
                 def read(client: Client, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
                     return lambda: client.call_tool("get_decisions", {"limit": 10, **args})
 
-                results["stdio front end, local"] = await timed_calls(
-                    read(front, {"workspace": str(local)}), calls, warmup
-                )
-                results["stdio front end, forwarded"] = await timed_calls(
-                    read(front, {"workspace": str(owned)}), calls, warmup
-                )
-                results["HTTP front end, local"] = await timed_calls(read(front_local, {}), calls, warmup)
-                results["HTTP front end, forwarded"] = await timed_calls(read(front_owned, {}), calls, warmup)
-                results["direct to the owner (HTTP)"] = await timed_calls(read(direct, {}), calls, warmup)
-            return results
+                stdio_pid = _stdio_child({owner.pid, front_http.pid})
+                # path -> (the call, the front end's pid or None)
+                paths = {
+                    "stdio front end, local": (read(front, {"workspace": str(local)}), stdio_pid),
+                    "stdio front end, forwarded": (read(front, {"workspace": str(owned)}), stdio_pid),
+                    "HTTP front end, local": (read(front_local, {}), front_http.pid),
+                    "HTTP front end, forwarded": (read(front_owned, {}), front_http.pid),
+                    "direct to the owner (HTTP)": (read(direct, {}), None),
+                }
+                cpu: dict[str, dict[str, float]] = {name: {"front": 0.0, "owner": 0.0} for name in paths}
+                for n in range(rounds):
+                    for name, (call, front_pid) in paths.items():
+                        share = calls // rounds + (1 if n < calls % rounds else 0)
+                        before = (_cpu_seconds(front_pid) if front_pid else 0.0, _cpu_seconds(owner.pid))
+                        times = await timed_calls(call, share, warmup if n == 0 else 0)
+                        cpu[name]["front"] += (_cpu_seconds(front_pid) if front_pid else 0.0) - before[0]
+                        cpu[name]["owner"] += _cpu_seconds(owner.pid) - before[1]
+                        results.setdefault(name, []).extend(times)
+                per_call = {
+                    name: {k: v * 1000 / len(results[name]) for k, v in spent.items()} for name, spent in cpu.items()
+                }
+            return results, per_call
         finally:
             for process in (owner, front_http):
                 if process is not None:
@@ -135,12 +174,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=500, help="measured calls per path (default 500)")
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured calls per path first (default 50)")
+    parser.add_argument("--rounds", type=int, default=5, help="turns the paths take (default 5)")
     options = parser.parse_args()
-    results = anyio.run(measure, options.calls, options.warmup)
-    print(f"| path ({options.calls} calls of get_decisions(limit=10)) | p50 ms | p95 ms |")
-    print("|---|---|---|")
+    results, cpu = anyio.run(measure, options.calls, options.warmup, max(1, options.rounds))
+    print(
+        f"| path ({options.calls} calls of get_decisions(limit=10)) | p50 ms | p95 ms "
+        "| front end CPU ms/call | owner CPU ms/call |"
+    )
+    print("|---|---|---|---|---|")
     for name, times in results.items():
-        print(f"| {name} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} |")
+        front = f"{cpu[name]['front']:.2f}" if "front end" in name else "-"
+        print(
+            f"| {name} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} | {front} "
+            f"| {cpu[name]['owner']:.2f} |"
+        )
     direct = percentile(results["direct to the owner (HTTP)"], 50)
     for front in ("stdio", "HTTP"):
         overhead = percentile(results[f"{front} front end, forwarded"], 50) - direct

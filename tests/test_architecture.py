@@ -129,3 +129,11 @@ def test_memory_commands_load_the_store_but_not_the_mcp_transport(cli_env):
 def test_serve_help_loads_nothing_of_the_server(cli_env):
     loaded = set(modules_loaded_by(["serve", "--help"], *cli_env))
     assert hits(loaded, (*SERVER_STACK, "homeport.server.app", "homeport.server.runtime")) == []
+
+
+def test_the_dashboard_reads_and_writes_memory_only_through_the_tool_pipeline():
+    # No store, registry, file area or project database of its own: what a browser sees is what its
+    # principal's tool calls return, through the same resolution, guards and access as MCP calls.
+    forbidden = ("homeport.store", "homeport.registry", "homeport.files.area", "homeport.projectdb", "sqlite3")
+    for module in modules_in("ui"):
+        assert hits(imports_of(module), (*forbidden, "sqlalchemy")) == [], module

@@ -47,11 +47,23 @@ def test_store_and_server_exports():
     ]
 
 
+def _error_classes() -> list[type]:
+    return [c for n in homeport.errors.__all__ if isinstance(c := getattr(homeport.errors, n), type)]
+
+
 def test_every_error_derives_from_the_base_and_has_a_distinct_code():
-    classes = [getattr(homeport.errors, n) for n in homeport.errors.__all__]
+    classes = _error_classes()
     assert all(issubclass(c, homeport.errors.HomeportError) for c in classes)
     codes = [c.code for c in classes]
     assert len(codes) == len(set(codes))
+
+
+def test_an_error_reported_by_another_instance_is_raised_here_as_the_same_class():
+    for cls in [*_error_classes(), homeport.errors.HomeportError]:
+        again = homeport.errors.error_for_code(cls.code, "said there")
+        assert type(again) is cls and again.message == "said there" and again.code == cls.code
+    unknown = homeport.errors.error_for_code("from_a_newer_version", "new")
+    assert type(unknown) is homeport.errors.HomeportError and unknown.code == "from_a_newer_version"
 
 
 def test_exported_names_exist():

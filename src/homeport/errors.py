@@ -17,9 +17,11 @@ and the CLI into one line on stderr with a non-zero exit.
     │   │   └── WorkspaceContainsProjectsError  a write to a directory that is no project but holds some
     │   ├── AmbiguousWorkspaceError    several client roots and none contains the cwd
     │   ├── WorkspaceUnresolvedError   no source yielded a candidate
-    │   └── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
+    │   ├── ExplicitWorkspaceRequired  a write with only an implicit source under --require-explicit-workspace
+    │   └── LogicalWorkspaceError      a tool that needs a directory, called on a logical workspace (a key)
     ├── PermissionDeniedError          the policy refused an action (names the rule)
-    │   └── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   ├── WorkspaceAccessDeniedError an authenticated agent asked for a workspace outside its organization's roots
+    │   └── ToolNotAllowedError        the access rules' tool allowlist of the caller does not list the tool
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   └── InvalidItemError           an argument that does not make a valid item
@@ -33,7 +35,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   └── QuerySyntaxError           a statement that is not valid SQL (Homeport's reading or the database's)
     └── RegistryError                  the instance registry: unreadable, no free port
         ├── WorkspaceOwnedError        another live instance owns the workspace (--take-over)
-        └── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
+        ├── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
+        └── TeamServerUnavailableError the project's team server did not answer (no local fallback)
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ __all__ = [
     "InvalidItemError",
     "InvalidWorkspaceError",
     "ItemNotFoundError",
+    "LogicalWorkspaceError",
     "OwnerUnavailableError",
     "PermissionDeniedError",
     "ProjectDatabaseError",
@@ -61,6 +65,8 @@ __all__ = [
     "RegistryError",
     "SecretDetectedError",
     "StoreError",
+    "TeamServerUnavailableError",
+    "ToolNotAllowedError",
     "UnknownArgumentError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
@@ -69,6 +75,7 @@ __all__ = [
     "WorkspaceError",
     "WorkspaceOwnedError",
     "WorkspaceUnresolvedError",
+    "error_for_code",
 ]
 
 
@@ -128,12 +135,20 @@ class ExplicitWorkspaceRequired(WorkspaceError):
     code = "explicit_workspace_required"
 
 
+class LogicalWorkspaceError(WorkspaceError):
+    code = "logical_workspace"
+
+
 class PermissionDeniedError(HomeportError):
     code = "permission_denied"
 
 
 class WorkspaceAccessDeniedError(PermissionDeniedError):
     code = "workspace_access_denied"
+
+
+class ToolNotAllowedError(PermissionDeniedError):
+    code = "tool_not_allowed"
 
 
 class StoreError(HomeportError):
@@ -194,6 +209,10 @@ class OwnerUnavailableError(RegistryError):
     code = "owner_unavailable"
 
 
+class TeamServerUnavailableError(RegistryError):
+    code = "team_server_unavailable"
+
+
 class DaemonError(RegistryError):
     code = "daemon_error"
 
@@ -204,3 +223,19 @@ class DaemonRunningError(DaemonError):
 
 class QuerySyntaxError(ProjectDatabaseError):
     code = "query_syntax_error"
+
+
+def error_for_code(code: str, message: str) -> HomeportError:
+    """The error another instance reported (its `code` and message), as the class that has that code here.
+
+    A code this version does not know keeps its code on a plain `HomeportError`.
+    """
+    pending: list[type[HomeportError]] = [HomeportError]
+    while pending:
+        cls = pending.pop()
+        if cls.code == code:
+            return cls(message)
+        pending.extend(cls.__subclasses__())
+    error = HomeportError(message)
+    error.code = code
+    return error

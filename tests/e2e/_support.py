@@ -185,15 +185,22 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def running_http_server(
-    *, allow_root: Path, cwd: Path, log: Path, env: Mapping[str, str] | None = None
+    *,
+    allow_root: Path,
+    cwd: Path,
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[HttpServer]:
-    """`homeport serve --http --allow-root ALLOW` on a free loopback port, healthy, stopped afterwards."""
+    """`homeport serve --http --allow-root ALLOW *extra` on a free loopback port, healthy, stopped afterwards."""
     port = free_port()
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [
                 sys.executable,
-                *serve_args("--http", "--host", "127.0.0.1", "--port", str(port), "--allow-root", str(allow_root)),
+                *serve_args(
+                    "--http", "--host", "127.0.0.1", "--port", str(port), "--allow-root", str(allow_root), *extra
+                ),
             ],
             cwd=cwd,
             env=dict(env) if env is not None else clean_env(),

@@ -171,3 +171,28 @@ async def test_the_daemon_has_no_current_workspace_each_request_names_its_own(se
         for root in (project, other):
             written = ok(await client.call_tool("log_decision", {"workspace": str(root), "summary": root.name}))
             assert written["workspace"]["root"] == str(root)
+
+
+def test_shell_commands_use_the_daemon_and_work_locally_when_it_is_stopped_or_refused(setup) -> None:
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    added = homeport(state, "decisions", "add", "from the shell", "--json", cwd=project)
+    assert added.returncode == 0, added.stderr
+    # The daemon wrote it (the owner resolved the root it was sent), and counted the call.
+    assert json.loads(added.stdout)["workspace"]["source"] == "header"
+    assert daemon_status(state, base)[1]["calls"] == 1
+    # An error from the daemon is the same one line and exit status as a local one.
+    missing = homeport(state, "decisions", "delete", "424242", cwd=project)
+    assert missing.returncode == 1 and "424242" in missing.stderr and "Traceback" not in missing.stderr
+    # --no-daemon: this process opens the store itself.
+    local = homeport(state, "decisions", "list", "--json", "--no-daemon", cwd=project)
+    assert local.returncode == 0, local.stderr
+    assert json.loads(local.stdout)["workspace"]["source"] != "header"
+    assert [d["summary"] for d in json.loads(local.stdout)["decisions"]] == ["from the shell"]
+    assert daemon_status(state, base)[1]["calls"] == 2
+
+    assert homeport(state, "daemon", "stop", cwd=base).returncode == 0
+    after = homeport(state, "decisions", "list", "--json", cwd=project)
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout)["workspace"]["source"] != "header"
+    assert [d["summary"] for d in json.loads(after.stdout)["decisions"]] == ["from the shell"]

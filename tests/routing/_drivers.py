@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 import uvicorn
 from mcp import Client, types
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
 
@@ -75,8 +76,11 @@ class Driver:
 
 
 @contextlib.asynccontextmanager
-async def connect(settings: ServeSettings, *, era: str, roots: Sequence[Path] | None) -> AsyncIterator[Driver]:
-    """A client of a server built from `settings`, in memory for stdio and over real HTTP for http."""
+async def connect(
+    settings: ServeSettings, *, era: str, roots: Sequence[Path] | None, wire: str = "streamable"
+) -> AsyncIterator[Driver]:
+    """A client of a server built from `settings`, in memory for stdio and over real HTTP for http
+    (Streamable HTTP at /mcp, or with `wire="sse"` the legacy HTTP+SSE transport at /sse)."""
     runtime = build_runtime(settings)
     try:
         server = build_server(runtime)
@@ -93,11 +97,24 @@ async def connect(settings: ServeSettings, *, era: str, roots: Sequence[Path] | 
                 request.url = request.url.copy_set_param("project_path", per_call["query"])
 
         with ThreadedUvicorn(build_http_app(server, runtime)) as http_server:
-            url = f"http://127.0.0.1:{http_server.port}/mcp"
+            base = f"http://127.0.0.1:{http_server.port}"
+            if wire == "sse":
+
+                def sse_http(
+                    headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+                ) -> httpx2.AsyncClient:
+                    return httpx2.AsyncClient(
+                        headers=headers, timeout=timeout, auth=auth, event_hooks={"request": [apply]}
+                    )
+
+                transport: Any = sse_client(f"{base}/sse", httpx_client_factory=sse_http)
+                async with Client(transport, mode=era, list_roots_callback=roots_callback(roots)) as client:  # type: ignore[arg-type]
+                    yield Driver(client, per_call)
+                return
             async with (
                 httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=60), event_hooks={"request": [apply]}) as http,
                 Client(
-                    streamable_http_client(url, http_client=http),  # type: ignore[arg-type]
+                    streamable_http_client(f"{base}/mcp", http_client=http),  # type: ignore[arg-type]
                     mode=era,
                     list_roots_callback=roots_callback(roots),
                 ) as client,

@@ -210,6 +210,9 @@ class Server:
 class ClientSpec:
     era: str  # "auto" (2026-07-28) | "legacy" (2025-11-25)
     roots: tuple[str, ...] | None  # slots (or "missing"); None = capability not declared
+    # Over HTTP, the transport the client speaks: Streamable HTTP at /mcp, or the legacy HTTP+SSE at
+    # /sse. The rules are the same for both, so the model does not look at it; the driver does.
+    wire: str = "streamable"  # "streamable" | "sse"
 
 
 @dataclass

@@ -93,7 +93,8 @@ def scenarios(draw: st.DrawFn) -> tuple[dict[str, str | None], Server, ClientSpe
         | st.lists(st.sampled_from([*SLOTS, "missing"]), min_size=1, max_size=2, unique=True).map(tuple)
         | st.lists(LIKELY_SLOT, min_size=1, max_size=2, unique=True).map(tuple)
     )
-    client = ClientSpec(era=draw(st.sampled_from(["auto", "legacy"])), roots=roots)
+    wire = draw(st.sampled_from(["streamable", "sse"])) if transport == "http" else "streamable"
+    client = ClientSpec(era=draw(st.sampled_from(["auto", "legacy"])), roots=roots, wire=wire)
     return markers, server, client, draw(st.lists(calls(transport), min_size=1, max_size=6))
 
 
@@ -131,6 +132,7 @@ TOOLS = {"write": "log_custom_data", "read": "get_custom_data", "use": "use_work
 
 
 async def run_scenario(markers: dict[str, str | None], server: Server, client: ClientSpec, plan: list[Call]) -> None:
+    event(f"{server.transport} {client.wire if server.transport == 'http' else ''} {client.era}".replace("  ", " "))
     u = Universe.build(markers)
     try:
         oracle = Oracle(u, server, client)
@@ -138,7 +140,7 @@ async def run_scenario(markers: dict[str, str | None], server: Server, client: C
         state = State()
         written: dict[Path, set[str]] = {}
         story: list[str] = [f"server={server} client={client} markers={markers}"]
-        async with connect(settings_for(u, server), era=client.era, roots=roots) as driver:
+        async with connect(settings_for(u, server), era=client.era, roots=roots, wire=client.wire) as driver:
             for i, call in enumerate(plan):
                 if call.handle is not None:
                     if not state.handles:

@@ -401,7 +401,15 @@ async def test_every_context_change_keeps_a_version_and_history_filters(connect,
             v["version"] for v in (await ws.ok("get_item_history", item_type="active_context", limit=1))["versions"]
         ] == [4]
         one = (await ws.ok("get_item_history", item_type="active_context", version=2))["versions"]
-        assert one == [{"version": 2, "content": {"step": 2}, "changed_at": changes[1]["updated_at"]}]
+        writer = {"principal": "local", "client": "mcp", "client_version": one[0]["written_by"]["client_version"]}
+        assert one == [
+            {
+                "version": 2,
+                "content": {"step": 2},
+                "changed_at": changes[1]["updated_at"],
+                "written_by": {**writer, "tool": "update_active_context"},
+            }
+        ]
         before = await ws.ok("get_item_history", item_type="active_context", before=changes[2]["updated_at"])
         assert [v["version"] for v in before["versions"]] == [2, 1]
         after = await ws.ok("get_item_history", item_type="active_context", after=changes[1]["updated_at"])

@@ -131,7 +131,7 @@ async def _ok(scope: Any, receive: Any, send: Any) -> None:
     [("application/json", 200), ("Application/JSON; charset=utf-8", 200), ("text/plain", 415), (None, 415)],
 )
 async def test_a_post_to_mcp_must_be_json(content_type: str | None, status: int) -> None:
-    app = RequestShape(_ok, path="/mcp", max_body_bytes=100)
+    app = RequestShape(_ok, paths=("/mcp",), max_body_bytes=100)
     headers = {"content-type": content_type} if content_type else {}
     got, body = await _post(app, headers)
     assert got == status
@@ -143,7 +143,7 @@ async def test_a_post_to_mcp_must_be_json(content_type: str | None, status: int)
 
 @pytest.mark.anyio
 async def test_a_body_declared_over_the_limit_gets_413_stating_the_limit() -> None:
-    app = RequestShape(_ok, path="/mcp", max_body_bytes=100)
+    app = RequestShape(_ok, paths=("/mcp",), max_body_bytes=100)
     json_type = {"content-type": "application/json"}
     assert (await _post(app, {**json_type, "content-length": "100"}))[0] == 200
     status, body = await _post(app, {**json_type, "content-length": "101"})
@@ -158,11 +158,13 @@ async def test_a_chunked_body_the_app_refuses_as_too_large_gets_413_stating_the_
         await send({"type": "http.response.body", "body": b"Request body too large"})
 
     status, body = await _post(
-        RequestShape(sdk_limit, path="/mcp", max_body_bytes=100), {"content-type": "application/json"}
+        RequestShape(sdk_limit, paths=("/mcp",), max_body_bytes=100), {"content-type": "application/json"}
     )
     assert status == 413
     assert "the limit is 100 bytes" in json.loads(body)["error"]["message"]
-    status, body = await _post(RequestShape(_ok, path="/mcp", max_body_bytes=100), {"content-type": "application/json"})
+    status, body = await _post(
+        RequestShape(_ok, paths=("/mcp",), max_body_bytes=100), {"content-type": "application/json"}
+    )
     assert (status, body) == (200, b"")
 
 

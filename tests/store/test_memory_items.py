@@ -441,7 +441,7 @@ def test_every_context_change_keeps_a_version_newest_first(store, history):
 def test_history_by_limit_version_and_time_bounds(store, history):
     assert [v["version"] for v in contexts.get_history(store, "product", limit=2)] == [5, 4]
     assert contexts.get_history(store, "product", version=3) == [
-        {"version": 3, "content": {"v": 3}, "changed_at": history[2]["updated_at"]}
+        {"version": 3, "content": {"v": 3}, "changed_at": history[2]["updated_at"], "written_by": None}
     ]
     assert [v["version"] for v in contexts.get_history(store, "product", before=history[2]["updated_at"])] == [2, 1]
     assert [v["version"] for v in contexts.get_history(store, "product", after=history[2]["updated_at"])] == [5, 4]

@@ -28,6 +28,7 @@ from homeport.store.transfer import _collect, export_memory, import_memory
 
 NEW_IN_0002 = {"system_patterns", "links"}
 NEW_IN_0004 = {"item_uids"}  # 0003 adds PostgreSQL's search index only
+NEW_IN_0005 = {"item_writers"}
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
 
 
@@ -59,7 +60,7 @@ def index_columns(store: Store) -> list[str]:
 def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
-    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | {"alembic_version"}
+    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | {"alembic_version"}
     assert index_columns(bare) == ["item_type", "item_id", "category", "updated_at", "title", "body", "tags"]
     d = decisions.log_decision(bare, "works at head", tags=["t"])
     p = patterns.log_system_pattern(bare, "p", "d")
@@ -271,3 +272,28 @@ def test_downgrade_to_0001_keeps_the_old_items_and_upgrading_again_reindexes_the
     # A pattern made after the round trip does not inherit the tags of the dropped one.
     assert patterns.log_system_pattern(bare, "fresh", "new")["tags"] == []
     assert patterns.get_system_patterns(bare, tags_any=["orphan"]) == []
+
+
+def test_upgrading_from_0002_keeps_the_items_and_records_writers_from_then_on(bare):
+    from homeport.store import contexts, provenance
+
+    upgrade(bare.engine, "0002")
+    with bare.engine.begin() as conn:  # as the 0002 code wrote it
+        conn.exec_driver_sql(
+            "INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
+            "VALUES (1, 'written before writers were kept', NULL, NULL, ?, ?)",
+            (STAMP_OLD, STAMP_OLD),
+        )
+    upgrade(bare.engine)
+    assert "item_writers" in tables(bare)
+    assert [d["summary"] for d in decisions.get_decisions(bare)] == ["written before writers were kept"]
+    with provenance.writing_as(provenance.Writer("ada", "claude-code", "2.1", "update_product_context")):
+        contexts.update_context(bare, "product", content={"goal": "x"})
+    contexts.update_context(bare, "product", content={"goal": "y"})  # no writer named: none recorded
+    history = contexts.get_history(bare, "product")
+    assert [h["written_by"] for h in history] == [
+        None,
+        {"principal": "ada", "client": "claude-code", "client_version": "2.1", "tool": "update_product_context"},
+    ]
+    downgrade(bare.engine, "0002")
+    assert "item_writers" not in tables(bare)

@@ -17,6 +17,7 @@ __all__ = ["COMMANDS", "cli", "main"]
 
 COMMANDS: dict[str, LazyCommand] = {
     "serve": LazyCommand("homeport.cli.serve:serve", "Run the MCP server (stdio, or --http)."),
+    "ui": LazyCommand("homeport.cli.dashboard:ui", "Open the dashboard of this project's memory in a browser."),
     "where": LazyCommand("homeport.cli.where:where", "Show the workspace a call from here would use, and why."),
     "status": LazyCommand("homeport.cli.ownership:status", "List the running Homeport instances and what they own."),
     "daemon": LazyCommand("homeport.cli.daemon:daemon", "Run one background Homeport per user on a unix socket."),
@@ -40,6 +41,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "schema": LazyCommand("homeport.cli.memory_transfer:schema", "The memory's item types, fields and tools."),
     "directory": LazyCommand("homeport.cli.access:directory", "Organizations, teams and agents for file areas."),
     "tokens": LazyCommand("homeport.cli.access:tokens", "Bearer tokens for `homeport serve --http --auth`."),
+    "access": LazyCommand("homeport.cli.access_rules:access", "Explain who may use which workspace and tool."),
     "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
     "copy": LazyCommand("homeport.cli.copy:copy", "Copy one workspace's memory between SQLite and PostgreSQL."),
     "migrate": LazyCommand("homeport.cli.migrate:migrate", "Bring a store's schema to this version's revision."),

@@ -5,10 +5,13 @@ command shares (--json, --workspace/-w, --allow-root, --require-explicit-workspa
 `ToolCall` that resolves the workspace (current directory, --workspace / HOMEPORT_WORKSPACE,
 CLAUDE_PROJECT_DIR, as the stdio server does), runs the store function and prints the result:
 a table or tree for people, or with --json exactly what the MCP tool returns, `workspace` included.
+When a running instance owns the workspace (the daemon, a `serve --http --own`), the call is sent
+there, as a stdio server would send it (`--no-daemon` keeps it here unless an HTTP owner has it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable
@@ -72,7 +75,7 @@ class ToolCall:
             if confirm is not None:
                 confirm(runtime.resolve(inputs, write=spec.write))
             try:
-                return CallPipeline(runtime).execute(spec, spec.validate(arguments), request, inputs)
+                return CallPipeline(runtime).execute_or_forward(spec, spec.validate(arguments), request, inputs)
             except OSError as exc:  # export/import files; the store translates its own errors
                 where = f"{exc.filename}: " if exc.filename else ""
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
@@ -103,6 +106,7 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         workspace: str | None,
         allow_roots: tuple[str, ...],
         require_explicit_workspace: bool,
+        no_daemon: bool,
         **kwargs: Any,
     ) -> Any:
         settings = serve_settings(
@@ -111,10 +115,18 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
             allow_roots=allow_roots,
             require_explicit_workspace=require_explicit_workspace,
         )
+        settings = dataclasses.replace(settings, use_daemon=not no_daemon)
         allow_secrets = bool(kwargs.pop("allow_secrets", False))
         return fn(ToolCall(settings, as_json=as_json, allow_secrets=allow_secrets), *args, **kwargs)
 
     wrapped = workspace_options(domain_errors(command))
+    wrapped = click.option(
+        "--no-daemon",
+        is_flag=True,
+        envvar="HOMEPORT_NO_DAEMON",
+        help="Open the store in this process even when a running `homeport daemon` owns the workspace "
+        "(by default the command is sent to it, the workspace's one writer). Other owners still count.",
+    )(wrapped)
     return click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)(wrapped)
 
 

@@ -52,10 +52,15 @@ def own_workspaces(
     host: str,
     port: int,
     state_dir: Path | None,
-) -> int:
-    """The port to listen on. With --own, first register DIRS (default: the allowed roots) as owned
-    by this process, on the port they had last time or the first free one from 50001, and remove
-    the entries again when the process exits (SIGTERM and SIGINT end uvicorn cleanly).
+    auth: bool = False,
+) -> tuple[int, Path | None]:
+    """The port to listen on, and the owner token file (with --own --auth). With --own, first register
+    DIRS (default: the allowed roots) as owned by this process, on the port they had last time or the
+    first free one from 50001, and remove the entries again when the process exits (SIGTERM and
+    SIGINT end uvicorn cleanly).
+
+    With --auth the entry names a token file that only this user can read: the user's other
+    instances present that token when they forward a call here, with the calling agent's name.
 
     Raises:
         click.UsageError: --own without --http, DIRS or --take-over without --own.
@@ -65,7 +70,7 @@ def own_workspaces(
     if not own:
         if dirs or take_over:
             raise click.UsageError("DIR arguments and --take-over go with --own")
-        return port
+        return port, None
     if not use_http:
         raise click.UsageError("--own needs --http: an owner is reached over HTTP by other instances")
     allowed = [canonical_directory(shell_path(p) or p) for p in allow_roots] or [canonical_directory(os.getcwd())]
@@ -80,15 +85,23 @@ def own_workspaces(
     given = source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
     requested = port if given and port != 0 else None  # --port 0 means "choose one", and the registry does
     registry = registry_at(state_dir)
-    owner = registry.own(owned, host=host, requested_port=requested, version=__version__, take_over=take_over)
-    atexit.register(registry.release, owner.pid)
+    token_file = registry.mint_owner_token() if auth else None
+    atexit.register(registry.release)  # also removes the token file if owning fails below
+    owner = registry.own(
+        owned,
+        host=host,
+        requested_port=requested,
+        version=__version__,
+        take_over=take_over,
+        token_ref=None if token_file is None else str(token_file),
+    )
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         # uvicorn stops on SIGTERM, then raises it again with this handler back in place: exiting
         # through SystemExit (not the default, which kills) is what runs the atexit release.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     click.echo(f"homeport pid {owner.pid} owns {', '.join(map(str, owned))} at {owner.endpoint}", err=True)
     assert owner.port is not None
-    return owner.port
+    return owner.port, token_file
 
 
 def _exit_on_sigterm(signum: int, _frame: Any) -> None:

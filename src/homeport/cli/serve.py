@@ -30,7 +30,36 @@ __all__ = ["serve"]
 _SECONDS = click.FloatRange(min=0.1, max=3600)
 
 
-@click.command()
+class _AuthMethod(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click stubs
+    """`tokens` or `jwt`; also the values HOMEPORT_AUTH had as a yes/no switch (1, true, yes, on: tokens)."""
+
+    name = "auth"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str | None:
+        text = str(value).strip().lower()
+        if text in ("tokens", "jwt"):
+            return text
+        if text in ("1", "true", "yes", "on"):
+            return "tokens"
+        if text in ("", "0", "false", "no", "off"):
+            return None
+        self.fail(f"{value!r} is not an auth method; use --auth tokens or --auth jwt", param, ctx)
+
+
+class _ServeCommand(click.Command):
+    """`--auth` was a switch: `serve --http --auth DIR` still means tokens, with DIR as a directory to own."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rewritten: list[str] = []
+        for i, arg in enumerate(args):
+            following = args[i + 1] if i + 1 < len(args) else None
+            if arg == "--auth" and following not in ("tokens", "jwt"):
+                arg = "--auth=tokens"
+            rewritten.append(arg)
+        return super().parse_args(ctx, rewritten)
+
+
+@click.command(cls=_ServeCommand)
 @click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP at /mcp instead of stdio.")
 @click.option(
     "--host",
@@ -57,10 +86,32 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
 )
 @click.option(
     "--auth",
-    is_flag=True,
+    type=_AuthMethod(),
+    is_flag=False,
+    flag_value="tokens",
+    default=None,
     envvar="HOMEPORT_AUTH",
-    help="HTTP: require a bearer token from `homeport tokens add AGENT` on every request; the token "
-    "names the calling agent for the file tools.",
+    metavar="[tokens|jwt]",
+    help="HTTP: require a bearer token on every request. `--auth` alone or `--auth tokens`: tokens from "
+    "`homeport tokens add AGENT`, each naming an agent. `--auth jwt`: JWTs signed by an issuer's keys "
+    "(--jwks-url, --issuer, --audience); the token's `sub` is the principal.",
+)
+@click.option("--jwks-url", metavar="URL", help="--auth jwt: where the issuer publishes its signing keys (JWKS).")
+@click.option("--issuer", "jwt_issuer", metavar="ISS", help="--auth jwt: the `iss` every token must carry.")
+@click.option(
+    "--audience",
+    "jwt_audience",
+    metavar="URL",
+    help="--auth jwt: the `aud` every token must hold: this server's MCP URL, as clients reach it "
+    "(default: the first --public-url, else the bound address, followed by /mcp).",
+)
+@click.option(
+    "--access-rules",
+    "access_rules",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="With --auth: a TOML file saying which principals may call which tools and read or write which "
+    "workspaces (docs/access-rules.md); re-read when it changes. Without it, the directory's workspace roots.",
 )
 @click.option(
     "--insecure-no-auth",
@@ -74,6 +125,13 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     help="HTTP: read each workspace's database configuration as over stdio: ${VAR} from this server's "
     "environment, any database host, allow_writes honoured. Only for workspaces you control, such as "
     "an owner (--own) started with a project's database credentials.",
+)
+@click.option(
+    "--logical-workspaces",
+    is_flag=True,
+    help="HTTP: workspaces are project keys such as github.com/acme/api (X-Workspace-Id, ?project_path=, the "
+    "workspace argument), never paths on this machine; their memory is kept under the data directory. For a "
+    "team server that projects on other machines name with [team] url in their .homeport/config.toml.",
 )
 @click.option(
     "--header-timeout",
@@ -90,6 +148,11 @@ _SECONDS = click.FloatRange(min=0.1, max=3600)
     type=_SECONDS,
     metavar="SECONDS",
     help="HTTP: the same for the request body, counted from the end of the headers.",
+)
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Refuse every tool that writes, over MCP and in the dashboard at /ui: for looking, not changing.",
 )
 @click.option(
     "--agent",
@@ -133,11 +196,17 @@ def serve(
     host: str,
     port: int,
     public_urls: tuple[str, ...],
-    auth: bool,
+    auth: str | None,
+    jwks_url: str | None,
+    jwt_issuer: str | None,
+    jwt_audience: str | None,
+    access_rules: Path | None,
     insecure_no_auth: bool,
     trust_workspace_config: bool,
+    logical_workspaces: bool,
     header_timeout: float,
     body_timeout: float,
+    read_only: bool,
     agent: str | None,
     quiet: bool,
     workspace: str | None,
@@ -180,14 +249,27 @@ def serve(
             level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
         )
 
-    if not use_http and (auth or public_urls or insecure_no_auth):
+    if not use_http and (auth or public_urls or insecure_no_auth or access_rules):
         raise click.UsageError(
-            "--auth, --public-url and --insecure-no-auth apply to --http; over stdio name the agent with --agent"
+            "--auth, --access-rules, --public-url and --insecure-no-auth apply to --http; over stdio name the "
+            "agent with --agent"
         )
+    if logical_workspaces and (not use_http or own):
+        raise click.UsageError(
+            "--logical-workspaces applies to --http without --own: a stdio server serves the project it runs in, "
+            "and forwards its memory calls to a team server named by [team] url in .homeport/config.toml"
+        )
+    if access_rules is not None and not auth:
+        raise click.UsageError("--access-rules needs --auth: the rules name verified principals")
+    if auth != "jwt" and (jwks_url or jwt_issuer or jwt_audience):
+        raise click.UsageError("--jwks-url, --issuer and --audience apply to --auth jwt")
+    if auth == "jwt" and not (jwks_url and jwt_issuer):
+        raise click.UsageError("--auth jwt needs --jwks-url URL and --issuer ISS (and takes --audience URL)")
     for url in public_urls:
         parse_public_url(url)
-    port = own_workspaces(
+    port, owner_token_file = own_workspaces(
         own=own,
+        auth=auth is not None,
         dirs=own_dirs,
         take_over=take_over,
         use_http=use_http,
@@ -207,7 +289,7 @@ def serve(
         data_dir=data_dir,
         directory_file=directory_file,
         agent=agent,
-        auth=auth,
+        auth=auth is not None,
         state_dir=state_dir,
     )
     settings = dataclasses.replace(
@@ -218,6 +300,14 @@ def serve(
         header_timeout_seconds=header_timeout,
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,
+        owner_token_file=owner_token_file,
+        logical_workspaces=logical_workspaces,
+        auth_method="jwt" if auth == "jwt" else "tokens",
+        jwks_url=jwks_url,
+        jwt_issuer=jwt_issuer,
+        jwt_audience=jwt_audience,
+        access_rules_file=access_rules.absolute() if access_rules is not None else None,
+        read_only=read_only,
         store_url=store_url or None,
     )
     runtime = build_runtime(settings)
@@ -257,11 +347,18 @@ def serve(
 
 def _banner(runtime: Runtime) -> str:
     s = runtime.settings
-    roots = ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
+    serving = "serving workspaces under " + ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
+    if s.logical_workspaces:
+        serving = f"serving workspaces named by key (--logical-workspaces), kept in {s.data_dir}"
     bound = f"[{s.host}]" if ":" in s.host else s.host
     urls = [f"http://{bound}:{s.port}/mcp", *(f"{u.rstrip('/')}/mcp" for u in s.public_urls)]
+    dashboard = f"http://{bound}:{s.port}/ui/"
     access = "bearer tokens required" if s.auth else "no auth"
-    if s.auth and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
+    if s.auth and s.auth_method == "jwt":
+        access = f"JWTs from {s.jwt_issuer} required"
+    if s.access_rules_file is not None:
+        access += f", access rules {s.access_rules_file}"
+    if s.auth and s.auth_method == "tokens" and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
         access += " (none minted yet: `homeport tokens add AGENT`)"
     note = ""
     if s.store_url:
@@ -271,6 +368,6 @@ def _banner(runtime: Runtime) -> str:
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (
-        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, health at /healthz; "
-        f"serving workspaces under {roots}; {access}{note}; Ctrl-C to stop"
+        f"homeport {bound}:{s.port}: MCP at {', '.join(urls)}, dashboard at {dashboard}, health at /healthz; "
+        f"{serving}; {access}{'; read-only' if s.read_only else ''}{note}; Ctrl-C to stop"
     )

@@ -11,11 +11,13 @@ from rich.console import Console
 from rich.table import Table
 
 from homeport.cli._compose import domain_errors, serve_settings, shell_path, workspace_options
+from homeport.errors import HomeportError
 from homeport.registry import InstanceRegistry
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver
 from homeport.store.location import store_path_for
 from homeport.workspace import CallInputs
+from homeport.workspace.project import project_key, read_project_config, team_config
 
 __all__ = ["where"]
 
@@ -32,7 +34,9 @@ def where(
     allow_roots: tuple[str, ...],
     require_explicit_workspace: bool,
 ) -> None:
-    """Show the workspace a stdio call from here would use: root, source, store and why.
+    """Show the workspace a stdio call from here would use: root, source, store, why, and the
+    project's key (from .homeport/config.toml `project`, else the git remote origin) with the team
+    server its memory calls go to when [team] url names one.
 
     PATH plays the part of a tool's workspace argument (relative paths and ~ are taken from
     here, as everywhere on the command line); without it the server default
@@ -62,6 +66,7 @@ def where(
         "store_exists": store.exists(),
         "why": ws.reason,
         "served_by": served_by,
+        **_identity(ws.root),
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -69,8 +74,25 @@ def where(
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("workspace", str(ws.root))
     table.add_row("source", ws.source.value)
-    table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
+    if report["team"] is not None:
+        table.add_row("store", f"on the team server, under the key {report['project_key'] or '-'}")
+    else:
+        table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
     table.add_row("why", ws.reason)
     if served_by["process"] == "owner":
         table.add_row("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})")
+    table.add_row("project key", f"{report['project_key'] or '-'} ({report['project_key_detail']})")
+    if report["team"] is not None:
+        table.add_row("team server", report["team"])
     Console(soft_wrap=True).print(table)
+
+
+def _identity(root: Any) -> dict[str, Any]:
+    """The project's key and where it came from; the team server its memory calls go to, if any."""
+    try:
+        document = read_project_config(root)
+        found = project_key(root, document).describe()
+        team = team_config(root, document)
+    except HomeportError as exc:
+        return {"project_key": None, "project_key_source": "error", "project_key_detail": exc.message, "team": None}
+    return {**found, "team": f"{team.url} (memory calls go there; see {team.config_path})" if team else None}

@@ -3,6 +3,8 @@
     STATE_DIR/registry.json          the index: owners and remembered ports (mode 0600)
     STATE_DIR/registry.json.lock     the lock every read-modify-write holds (filelock)
     STATE_DIR/instances/PID.json     each running owner's own record, the source of a rebuild
+    STATE_DIR/tokens/PID.token       the bearer token an owner started with --auth accepts from the
+                                     user's other instances (mode 0600, in a 0700 directory)
 
 A registry that cannot be parsed (truncated by a crash, edited by hand) never stops a server: it
 is rebuilt from the instance records whose owners are live, with a warning.
@@ -14,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -70,6 +73,7 @@ class InstanceRegistry:
         self.directory = Path(directory)
         self.path = self.directory / "registry.json"
         self.instances = self.directory / "instances"
+        self.tokens = self.directory / "tokens"
         self.is_live = is_live or Liveness()
 
     # -- reading
@@ -150,14 +154,36 @@ class InstanceRegistry:
             self._save(claim(release(state, pid), names, owner))
         return owner
 
+    def mint_owner_token(self, pid: int | None = None) -> Path:
+        """A fresh secret for the instance `pid` (default: this process) in STATE_DIR/tokens/PID.token.
+
+        An owner started with --auth accepts it as proof that a call comes from another Homeport
+        instance of the same user (only that user can read the file), and registers the file as its
+        `token_ref`. Removed with the instance's entries.
+
+        Raises:
+            RegistryError: as `read`.
+        """
+        pid = os.getpid() if pid is None else pid
+        path = self.tokens / f"{pid}.token"
+        with self._locked():
+            self.tokens.mkdir(mode=_DIR_MODE, exist_ok=True)
+            os.chmod(self.tokens, _DIR_MODE)  # a directory made by hand keeps no wider mode
+            self._write_text(path, secrets.token_urlsafe(32) + "\n")
+        return path
+
     def release(self, pid: int | None = None) -> None:
         """Remove every entry of the instance `pid` (default: this process); its ports stay remembered."""
         pid = os.getpid() if pid is None else pid
         with self._locked():
             state = self._load()
             self._save(release(state, pid))
+            self._forget_instance(pid)
+
+    def _forget_instance(self, pid: int) -> None:
+        for path in (self.instances / f"{pid}.json", self.tokens / f"{pid}.token"):
             with contextlib.suppress(FileNotFoundError):
-                (self.instances / f"{pid}.json").unlink()
+                path.unlink()
 
     # -- the file
 
@@ -184,8 +210,7 @@ class InstanceRegistry:
         if live.owners != state.owners:
             gone = sorted({o.pid for o in state.owners.values()} - {o.pid for o in live.owners.values()})
             for pid in gone:
-                with contextlib.suppress(FileNotFoundError):
-                    (self.instances / f"{pid}.json").unlink()
+                self._forget_instance(pid)
             self._save(live)
         return live
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.mcpserver import RequestStateSecurity
 from mcp.server.request_state import AESGCMRequestStateCodec
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homeport import __version__
 from homeport.errors import ConfigError
@@ -19,8 +23,9 @@ from homeport.server.catalog import CATALOG
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
-from homeport.server.request import forget_roots
+from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
 from homeport.server.runtime import Runtime
+from homeport.server.settings import ServeSettings
 from homeport.workspace.handles import derive_key
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
@@ -87,20 +92,40 @@ class _DeploymentCodec:
 
 
 def _auth_options(runtime: Runtime) -> dict[str, Any]:
-    """Bearer tokens from `homeport tokens add` on every HTTP request, when --auth is on.
+    """Bearer tokens on every HTTP request, when --auth is on: Homeport's own (`homeport tokens add`),
+    or JWTs from an issuer (`--auth jwt`).
 
     Raises:
-        ConfigError: no data directory, or a token file that cannot be read (refused at start, not
-            turned into an error on every request).
+        ConfigError: no data directory, a token file that cannot be read, a JWT setting missing, or
+            an access rules file that cannot be read (refused at start, not on every request).
     """
     settings = runtime.settings
     if not settings.auth:
         return {}
-    if settings.tokens_file is None:
-        raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
     from mcp.server.auth.settings import AuthSettings
     from pydantic import AnyHttpUrl
 
+    if runtime.access.rules is not None:
+        runtime.access.rules.get()  # a broken rules file stops the start here, with one clear line
+    if settings.auth_method == "jwt":
+        from homeport.server.jwt_auth import JwtVerifier
+
+        if not settings.jwks_url or not settings.jwt_issuer:
+            raise ConfigError("--auth jwt needs --jwks-url URL and --issuer ISSUER")
+        audience = jwt_audience(settings)
+        return {
+            "token_verifier": _with_owner_token(
+                settings, JwtVerifier(settings.jwks_url, issuer=settings.jwt_issuer, audience=audience), audience
+            ),
+            # The SDK refuses a verified token whose resource is not this server (PyJWT checked `aud`).
+            "auth": AuthSettings(
+                issuer_url=AnyHttpUrl(settings.jwt_issuer),
+                resource_server_url=AnyHttpUrl(audience),
+                validate_token_resource=True,
+            ),
+        }
+    if settings.tokens_file is None:
+        raise ConfigError("--auth needs a data directory for its tokens; pass --data-dir")
     from homeport.files.tokens import TokenStore
     from homeport.server.auth import TokenStoreVerifier
 
@@ -108,12 +133,37 @@ def _auth_options(runtime: Runtime) -> dict[str, Any]:
     tokens.check()  # a broken token file stops the start here, with one clear line
     base = resource_base(settings, settings.port)
     return {
-        "token_verifier": TokenStoreVerifier(tokens),
+        "token_verifier": _with_owner_token(settings, TokenStoreVerifier(tokens), None),
         # The issuer is required by the SDK but advertised nowhere: build_http_app replaces the metadata.
         "auth": AuthSettings(
             issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"), validate_token_resource=False
         ),
     }
+
+
+def _with_owner_token(settings: ServeSettings, verifier: TokenVerifier, resource: str | None) -> TokenVerifier:
+    """`verifier`, accepting also this owner's own token (`--own --auth`) from the user's other instances."""
+    if settings.owner_token_file is None:
+        return verifier
+    from homeport.server.owner_token import OwnerTokenVerifier
+
+    token = settings.owner_token_file.read_text(encoding="utf-8").strip()
+    return OwnerTokenVerifier(verifier, token, resource=resource)
+
+
+def jwt_audience(settings: ServeSettings) -> str:
+    """The audience a JWT must name: --audience, else this server's /mcp URL (its resource identifier).
+
+    Raises:
+        ConfigError: an --audience that is not an http(s) URL (MCP names a resource by its URL).
+    """
+    audience = settings.jwt_audience or f"{resource_base(settings, settings.port)}/mcp"
+    if not audience.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"--audience {audience!r} is not a URL; a token's audience names this server by the URL clients reach "
+            "its /mcp at, e.g. https://mem.example.com/mcp"
+        )
+    return audience
 
 
 def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -133,9 +183,73 @@ def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(g for g in TOOL_GROUPS if g in names)
 
 
+SSE_MESSAGES = SSE_MESSAGES_PATH.rstrip("/")  # a Mount's path has no trailing slash
+
+
+def _streamed(route: BaseRoute) -> BaseRoute:
+    """The SDK's SSE stream route, made to end cleanly.
+
+    - Without auth it returns a `Response()` after its stream has ended, which Starlette then tries
+      to send: a RuntimeError traceback at every disconnect. As an ASGI app the stream is the whole
+      response and the return value is ignored.
+    - A refused Host or Origin gets its 421/403, and then the SDK raises ValueError: a traceback in
+      the log, and under load a reset connection instead of the answer. The answer stands; the
+      error is dropped.
+    """
+    if not isinstance(route, Route) or route.path != SSE_PATH:
+        return route
+    endpoint = route.endpoint
+
+    async def stream(scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            if inspect.isfunction(endpoint):
+                await endpoint(Request(scope, receive, tracked))
+            else:
+                await endpoint(scope, receive, tracked)
+        except ValueError:
+            if not started:
+                raise
+
+    return Route(route.path, endpoint=_AsgiApp(stream), methods=["GET"])
+
+
+class _AsgiApp:
+    """Starlette treats a Route endpoint that is not a function as an ASGI app."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
+class _LazyDashboard:
+    """The dashboard's app, built on its first request: its templates and Markdown renderer load when
+    someone looks, not on every server start."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.app: Any = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            from homeport.ui import build_dashboard
+
+            self.app = build_dashboard(self.runtime)
+        await self.app(scope, receive, send)
+
+
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
-    """Streamable HTTP at /mcp and health at /healthz, with Host and Origin checked on /mcp, request
-    shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
+    """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
+    dashboard at /ui and health at /healthz, with Host and Origin checked on both transports and /ui,
+    request shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -158,10 +272,29 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         max_request_body_size=settings.max_body_bytes,
         transport_security=transport_security(settings),
     )
+    # The 2024-11-05 HTTP+SSE transport beside it, for clients that speak only that: the same app,
+    # so the same auth middleware; the SDK's SSE transport checks Host and Origin with the same
+    # settings and binds each connection to the principal that opened it.
+    sse = mcp.sse_app(
+        sse_path=SSE_PATH,
+        message_path=SSE_MESSAGES_PATH,
+        host=settings.host,
+        max_request_body_size=settings.max_body_bytes,
+        transport_security=transport_security(settings),
+    )
+    sse_routes = [_streamed(r) for r in sse.router.routes if getattr(r, "path", None) in (SSE_PATH, SSE_MESSAGES)]
+    app.router.routes = [*sse_routes, *app.router.routes]
     if settings.auth:
         from homeport.server.auth import METADATA_PATH, resource_metadata_routes
 
-        # The SDK's metadata names an authorization server that does not exist (its metadata URL is a 404).
+        # Homeport's own tokens: the SDK's metadata would name an authorization server that does not
+        # exist (its metadata URL is a 404). JWTs: the issuer is the authorization server.
         routes = [r for r in app.router.routes if not getattr(r, "path", "").startswith(METADATA_PATH)]
-        app.router.routes = [*routes, *resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")]
-    return CallsInFlight(RequestShape(app, path="/mcp", max_body_bytes=settings.max_body_bytes))
+        if settings.auth_method == "jwt":
+            assert settings.jwt_issuer is not None
+            metadata = resource_metadata_routes(jwt_audience(settings), authorization_servers=(settings.jwt_issuer,))
+        else:
+            metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
+        app.router.routes = [*routes, *metadata]
+    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime)))
+    return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

@@ -1,4 +1,5 @@
-"""Bearer tokens for HTTP: a token from `homeport tokens add AGENT` authenticates as that agent.
+"""Bearer tokens for HTTP: a token from `homeport tokens add AGENT` authenticates as that agent
+(`--auth tokens`; JWTs from an issuer are `homeport.server.jwt_auth`).
 
 Homeport is an OAuth protected resource without an authorization server of its own (tokens are
 minted on the command line), so its resource metadata (RFC 9728) lists no authorization server:
@@ -49,9 +50,13 @@ class TokenStoreVerifier(TokenVerifier):
         return AccessToken(token=token, client_id=agent, scopes=[], subject=agent)
 
 
-def resource_metadata_routes(resource_url: str) -> list[Route]:
-    """RFC 9728 metadata at the path-specific and the root well-known URI, without authorization servers."""
-    body = {"resource": resource_url, "bearer_methods_supported": ["header"], "resource_name": "homeport"}
+def resource_metadata_routes(resource_url: str, *, authorization_servers: tuple[str, ...] = ()) -> list[Route]:
+    """RFC 9728 metadata at the path-specific and the root well-known URI; authorization servers only
+    when there is one (the JWT issuer)."""
+    body: dict[str, object] = {"resource": resource_url, "bearer_methods_supported": ["header"]}
+    if authorization_servers:
+        body["authorization_servers"] = list(authorization_servers)
+    body["resource_name"] = "homeport"
 
     async def metadata(_request: Request) -> JSONResponse:
         return JSONResponse(body, headers={"Cache-Control": "public, max-age=3600"})

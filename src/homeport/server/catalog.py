@@ -29,6 +29,7 @@ from homeport.errors import InvalidArgumentError
 
 __all__ = [
     "CATALOG",
+    "DASHBOARD",
     "DELETE",
     "GROUPS",
     "READ",
@@ -156,6 +157,8 @@ def _short(value: Any) -> str:
 
 # The groups `--tools` exposes, in the order tools are listed to clients.
 GROUPS = ("workspace", "memory", "files", "db")
+# The tools the dashboard's pages call through the pipeline; never offered to MCP clients.
+DASHBOARD = "dashboard"
 
 
 class ToolCatalog:
@@ -186,7 +189,7 @@ class ToolCatalog:
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = name or fn.__name__
-            if group not in GROUPS:
+            if group not in GROUPS and group != DASHBOARD:
                 raise ValueError(f"tool {tool_name}: unknown group {group}")
             if tool_name in self._specs:
                 raise ValueError(f"tool {tool_name} is declared twice")
@@ -228,7 +231,8 @@ class ToolCatalog:
     def in_groups(self, groups: Iterable[str]) -> list[ToolSpec]:
         wanted = set(groups)
         specs = list(self._specs.values())
-        return sorted((s for s in specs if s.group in wanted), key=lambda s: GROUPS.index(s.group))
+        order = (*GROUPS, DASHBOARD)
+        return sorted((s for s in specs if s.group in wanted), key=lambda s: order.index(s.group))
 
 
 CATALOG = ToolCatalog()

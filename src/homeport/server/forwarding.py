@@ -2,48 +2,44 @@
 
     front end: resolution, guards, access (as for a local call)
       -> the registry names a live owner for the workspace's root (not this process)
-      -> tools/call on the owner over Streamable HTTP, the root in X-Workspace-Id,
-         the owner's token when it has one; the owner resolves and guards again
+      -> tools/call on the owner over Streamable HTTP (one stateless request,
+         `server.owner_client`), the root in X-Workspace-Id,
+         the owner's token and the calling agent when it has one (`server.owner_token`);
+         the owner resolves, guards and checks the agent's access again
       -> the owner's CallToolResult, returned as it came (errors included)
 
-The registry is read again only when its file changes (a `stat` per call otherwise). An SDK
-client to an owner is opened once per owner and workspace, on the server's own event loop, and
-shared by every call after it (no thread hop, no handshake per call). An owner that stops
+The registry is read again only when its file changes (a `stat` per call otherwise). An HTTP
+client to an owner is opened once per owner, workspace and agent, on the server's own event loop,
+and shared by every call after it (kept-alive connections, no thread hop, no handshake). An owner that stops
 answering fails that one call with `owner_unavailable`; its entry is pruned and the next call for
 the workspace is served here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
-import weakref
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from pydantic_core import to_jsonable_python
 
-from homeport.errors import OwnerUnavailableError, RegistryError
+from homeport.errors import OwnerUnavailableError, RegistryError, WorkspaceAccessDeniedError
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
     from homeport.server.catalog import ToolSpec
+    from homeport.server.owner_client import ClientPool
 
-__all__ = ["Forwarder", "forwards"]
+__all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
 
-_Key = tuple[str, int, str]  # (endpoint, pid, workspace root)
-# (the client once connected, its keeper's stop, the keeper task)
-_Entry = tuple["asyncio.Future[Any]", asyncio.Event, "asyncio.Task[None]"]
+_Key = tuple[str, int, str, str | None]  # (endpoint, pid, workspace root, agent)
 
 # Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
 FORWARDED_HEADER = "x-homeport-forwarded-by"
-FORWARD_CONNECT_SECONDS = 5.0
-FORWARD_READ_SECONDS = 300.0  # a project-database query may take minutes
 
 
 def forwards(spec: ToolSpec) -> bool:
@@ -58,9 +54,7 @@ class Forwarder:
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, _Entry]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: ClientPool | None = None  # made on the first forwarded call (its imports are heavy)
 
     # -- who owns what
 
@@ -88,6 +82,14 @@ class Forwarder:
         owned, owner = found
         return {"process": "owner", "pid": owner.pid, "endpoint": owner.endpoint, "owns": owned}
 
+    def registry_is_current(self) -> bool:
+        """Whether the registry as last read is still the file's content (no read, no lock needed)."""
+        try:
+            st = os.stat(self.registry.path)
+        except OSError:
+            return True  # no file: nothing to read; unreadable: the last state stands (as `_current`)
+        return (st.st_mtime_ns, st.st_size) == self._seen
+
     def _current(self) -> RegistryState:
         try:
             st = os.stat(self.registry.path)
@@ -112,32 +114,46 @@ class Forwarder:
 
     # -- the call
 
-    async def forward(self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any]) -> Any:
-        """The owner's `CallToolResult` for `tool` on `root`.
+    async def forward(
+        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+    ) -> Any:
+        """The owner's `CallToolResult` for `tool` on `root`, called as `agent`.
 
         Raises:
+            WorkspaceAccessDeniedError: the owner requires agents (--auth) and the call names none.
             OwnerUnavailableError: the owner did not answer; its entry is pruned.
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
-        from mcp.shared.exceptions import MCPError
+        _require_agent(owned, owner, tool, agent)
+        key = (owner.endpoint, owner.pid, str(root), agent)
+        from homeport.server.owner_client import async_client, call_tool, owner_headers, owner_url
 
-        payload = to_jsonable_python(arguments)
-        key = (owner.endpoint, owner.pid, str(root))
         try:
-            client = await self._client(key, owner, root)
-            return await client.call_tool(tool, payload)
+            url, uds = owner_url(owner)
+            http = self._pool().client(key, lambda: async_client(owner_headers(owner, root, agent), uds=uds))
+            return await call_tool(http, url, tool, to_jsonable_python(arguments))
         except Exception as exc:
-            self._drop(key)
+            await self._pool().drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
-            if live and isinstance(exc, MCPError):
-                raise RegistryError(
-                    f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
-                ) from exc
-            raise OwnerUnavailableError(
-                f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) stopped answering "
-                f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
-                "pruned if it is gone; call again and it is served by the next owner, or by this process."
-            ) from exc
+            raise _failure(exc, live, owned, owner, tool) from exc
+
+    def forward_blocking(
+        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+    ) -> Any:
+        """`forward` for a process without an event loop (the shell): one connection, closed after the call.
+
+        Raises:
+            as `forward`.
+        """
+        from homeport.server.owner_client import call_tool_blocking, owner_headers, owner_url, sync_client
+
+        _require_agent(owned, owner, tool, agent)
+        try:
+            url, uds = owner_url(owner)
+            with sync_client(owner_headers(owner, root, agent), uds=uds) as http:
+                return call_tool_blocking(http, url, tool, to_jsonable_python(arguments))
+        except Exception as exc:
+            raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
 
     def _still_live(self, owner: Owner) -> bool:
         """Asked after a failed call: True if the owner still proves itself (else its entries are pruned)."""
@@ -148,81 +164,37 @@ class Forwarder:
             return False
         return any(o.pid == owner.pid and o.endpoint == owner.endpoint for o in state.owners.values())
 
-    async def _client(self, key: _Key, owner: Owner, root: Path) -> Any:
-        """The pooled client for `key` on the running loop, connected by a keeper task on first use.
+    def _pool(self) -> ClientPool:
+        if self._clients is None:
+            from homeport.server.owner_client import ClientPool
 
-        An SDK client must be entered and left in one task; the keeper task holds it open for the
-        calls of every request task on this loop, which share it (one process has one loop; the
-        pool is per loop all the same, so a runtime used from several loops stays correct).
-        """
-        loop = asyncio.get_running_loop()
-        pool = self._pools.setdefault(loop, {})
-        entry = pool.get(key)
-        if entry is None:
-            ready: asyncio.Future[Any] = loop.create_future()
-            stop = asyncio.Event()
-            keeper = loop.create_task(_keep(owner, root, ready, stop), name=f"homeport-forward-{owner.pid}")
-            entry = pool[key] = (ready, stop, keeper)  # the pool's reference keeps the keeper alive
-        return await asyncio.shield(entry[0])
-
-    def _drop(self, key: _Key) -> None:
-        with contextlib.suppress(RuntimeError):
-            pool = self._pools.get(asyncio.get_running_loop(), {})
-            entry = pool.pop(key, None)
-            if entry is not None:
-                entry[1].set()
+            self._clients = ClientPool()
+        return self._clients
 
     def close(self) -> None:
-        # The keepers end with their loop (cancelled at its shutdown); only stop those still running.
-        for pool in list(self._pools.values()):
-            for _ready, stop, _keeper in pool.values():
-                with contextlib.suppress(RuntimeError):
-                    stop.set()
-        self._pools.clear()
+        if self._clients is not None:
+            self._clients.close()
 
 
-async def _keep(owner: Owner, root: Path, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
-    try:
-        async with _connect(owner, root) as client:
-            ready.set_result(client)
-            await stop.wait()
-    except BaseException as exc:
-        if not ready.done():
-            ready.set_exception(exc if isinstance(exc, Exception) else OwnerUnavailableError("connection cancelled"))
-        if not isinstance(exc, Exception):
-            raise
-    finally:
-        if not ready.done():
-            ready.set_exception(OwnerUnavailableError("connection closed"))
+def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> None:
+    if owner.token_ref is not None and agent is None:
+        raise WorkspaceAccessDeniedError(
+            f"{tool}: {owned} is served by pid {owner.pid} at {owner.endpoint}, which requires an agent (--auth), "
+            "and this call names none; start this server with --agent NAME (an agent of the owner's directory), "
+            "or call the owner with the agent's token. Nothing was sent."
+        )
 
 
-@contextlib.asynccontextmanager
-async def _connect(owner: Owner, root: Path) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) -> RegistryError:
+    """What a call that failed on its way to a live (or now pruned) owner raises."""
+    from homeport.server.owner_client import OwnerRefusedError
 
-    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
-    timeout = httpx2.Timeout(FORWARD_CONNECT_SECONDS, read=FORWARD_READ_SECONDS)
-    url, transport = owner.endpoint + "/mcp", None
-    if owner.endpoint.startswith(UNIX_SCHEME):
-        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
-        url, transport = "http://localhost/mcp", httpx2.AsyncHTTPTransport(uds=owner.endpoint[len(UNIX_SCHEME) :])
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=transport is None) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
-
-
-def _token_header(owner: Owner) -> dict[str, str]:
-    if owner.token_ref is None:
-        return {}
-    try:
-        token = Path(owner.token_ref).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise OwnerUnavailableError(
-            f"the owner at {owner.endpoint} needs its token from {owner.token_ref}, which cannot be read "
-            f"({exc.strerror})"
-        ) from exc
-    return {"Authorization": f"Bearer {token}"}
+    if live and isinstance(exc, OwnerRefusedError):
+        return RegistryError(
+            f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"
+        )
+    return OwnerUnavailableError(
+        f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) stopped answering "
+        f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
+        "pruned if it is gone; call again and it is served by the next owner, or by this process."
+    )

@@ -36,13 +36,13 @@ async def _refuse(send: Send, status: int, code: int, message: str) -> None:
 
 
 class RequestShape:
-    def __init__(self, app: ASGIApp, *, path: str, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, paths: tuple[str, ...], max_body_bytes: int) -> None:
         self.app = app
-        self.path = path
+        self.paths = paths
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             await self.app(scope, receive, send)
             return
         content_type = (_header(scope, b"content-type") or b"").split(b";", 1)[0].strip().lower()

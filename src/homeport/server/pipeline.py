@@ -3,12 +3,15 @@
     request (MCP context or CLI flags)
       -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
       -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
+      -> the caller's tool allowlist (access rules), before anything is resolved  `WorkspaceAccess.check_tool`
       -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
       -> resolution and guards                                                    `WorkspaceResolver.resolve`
       -> the caller's access to that workspace                                    `WorkspaceAccess.check`
+      -> a memory call of a project with a team server? its result, as it came   `TeamRouter.forward`
       -> owned by another live instance? its result, as it came                  `Forwarder.forward`
       -> the store (opened, or created for writes)                                `Runtime.store_for`
-      -> the executor, on a worker thread over HTTP                               `ToolSpec.run`
+      -> the executor, on a worker thread over HTTP, its writes recorded as the   `ToolSpec.run`
+         caller's (principal, client, tool)                                      `provenance.writing_as`
       -> overrides of the secret check recorded in the memory                     `SecretGate.record`
       -> the result with `workspace` added                                        `tool_result`
 
@@ -19,21 +22,34 @@ into their own kind of answer in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio.to_thread
 
-from homeport.errors import InvalidArgumentError, StoreError, UnknownArgumentError, WorkspaceError
+from homeport import __version__
+from homeport.errors import (
+    InvalidArgumentError,
+    LogicalWorkspaceError,
+    PermissionDeniedError,
+    StoreError,
+    TeamServerUnavailableError,
+    UnknownArgumentError,
+    WorkspaceError,
+    error_for_code,
+)
 from homeport.registry import Owner
 from homeport.server.catalog import Needs, Scan, ToolSpec
 from homeport.server.forwarding import forwards
 from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
+from homeport.server.team import goes_to_team
 from homeport.store import Store
+from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
+from homeport.workspace.project import team_config
 
 __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
 
@@ -57,8 +73,18 @@ class CallRequest(Protocol):
     def agent(self) -> str | None: ...
 
     @property
+    def claims(self) -> Mapping[str, Any]:
+        """The verified token's claims (JWT), for the access rules; empty otherwise."""
+        ...
+
+    @property
     def forwarded(self) -> bool:
         """A call another instance forwarded here: served here, never forwarded again."""
+        ...
+
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version (MCP handshake or request envelope); (None, None) when unsaid."""
         ...
 
     def inputs(self, argument: str | None) -> CallInputs: ...
@@ -79,6 +105,8 @@ class LocalRequest:
     principal: str = "local"
     agent: str | None = None
     forwarded: bool = False
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    client: tuple[str | None, str | None] = ("homeport", __version__)  # the shell commands
     # (done, total) from a long tool (import_from), for the shell's progress bar.
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -102,6 +130,7 @@ class Call:
     runtime: Runtime
     request: CallRequest
     inputs: CallInputs | None = None
+    tool: str = ""
     workspace: Workspace | None = None
     store: Store | None = None
     error: WorkspaceError | None = None  # only for tools that report an unresolvable call
@@ -110,7 +139,18 @@ class Call:
 
     @property
     def root(self) -> Path:
+        """The project's directory.
+
+        Raises:
+            LogicalWorkspaceError: the workspace is a logical key, which has no directory to read.
+        """
         assert self.workspace is not None, "a tool that needs a workspace was declared without one"
+        if self.workspace.logical_key is not None:
+            raise LogicalWorkspaceError(
+                f"{self.tool or 'this tool'} needs the project's own directory (its files or its database) and is "
+                f"not available for logical workspaces such as {self.workspace.logical_key!r}; run it with a "
+                "Homeport on the machine that has the project checked out"
+            )
         return self.workspace.root
 
     def screen(self, values: Any, *, prefix: str = "") -> None:
@@ -143,6 +183,7 @@ class CallPipeline:
         Raises:
             HomeportError: resolution, a guard, the caller's access or the executor refused the call.
         """
+        self._refuse_write_if_read_only(spec)
         inputs: CallInputs | None = None
         checked: Workspace | None = None
         if spec.takes_workspace:
@@ -168,29 +209,96 @@ class CallPipeline:
         Resolution, the guards and the caller's access run here first, exactly as for a local call;
         the owner runs them again on the root it is sent.
         """
-        forwarder = self.runtime.forwarder
-        if forwarder is None or request.forwarded or not forwards(spec) or not forwarder.anyone_else():
+        if request.forwarded or not forwards(spec):
             return None, None
-        if self._threaded:
-            workspace, found = await anyio.to_thread.run_sync(self._owner_of_call, spec, request, inputs)
+        team = self.runtime.team
+        if team is not None and goes_to_team(spec):
+            workspace, route = await self._blocking(self._team_of_call, spec, request, inputs)
+            if route is not None:
+                return await team.forward(route, spec.name, arguments), None
+            checked: Workspace | None = workspace
         else:
-            workspace, found = self._owner_of_call(spec, request, inputs)
+            checked = None
+        forwarder = self.runtime.forwarder
+        if forwarder is None:
+            return None, checked
+        if self._threaded and not forwarder.registry_is_current():
+            # Reading a changed registry takes its lock and asks owners for /healthz: not on the loop.
+            await anyio.to_thread.run_sync(forwarder.anyone_else)
+        if not forwarder.anyone_else():
+            return None, checked
+        # On the loop: the registry is current, and resolution is a few stat calls (tens of µs),
+        # less than the thread hop it would take (bench/forwarding.py).
+        workspace, found = self._owner_of_call(spec, request, inputs, checked)
         if found is None:
             return None, workspace
         owned, owner = found
-        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments), None
+        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments, agent=request.agent), None
+
+    async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._threaded:
+            return await anyio.to_thread.run_sync(fn, *args)
+        return fn(*args)
+
+    def _team_of_call(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> tuple[Workspace, Any]:
+        assert self.runtime.team is not None
+        self._check_tool(spec, request)
+        workspace = self._resolve_and_check(spec, request, inputs)
+        if workspace.logical_key is not None:
+            return workspace, None
+        return workspace, self.runtime.team.route(workspace.root)
 
     def _owner_of_call(
-        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs
+        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs, checked: Workspace | None
     ) -> tuple[Workspace, tuple[str, Owner] | None]:
         assert self.runtime.forwarder is not None
-        workspace = self._resolve_and_check(spec, request, inputs)
+        if checked is None:
+            self._check_tool(spec, request)
+        workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
+        if workspace.logical_key is not None:  # a key is served where its store is: this server
+            return workspace, None
         return workspace, self.runtime.forwarder.owner_of(workspace.root)
 
+    def _check_tool(self, spec: ToolSpec, request: CallRequest) -> None:
+        self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
+
+    def _refuse_write_if_read_only(self, spec: ToolSpec) -> None:
+        # Before forwarding too: an owner started without --read-only must not take the write instead.
+        if spec.write and self.runtime.settings.read_only:
+            raise PermissionDeniedError(
+                f"{spec.name} writes, and this server was started with --read-only; nothing was changed. "
+                "Restart it without --read-only to make changes"
+            )
+
     def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
+        # Checked again on every call whatever named the workspace: a handle or a session is no capability.
         workspace = self.runtime.resolve(inputs, write=spec.write)
-        self.runtime.access.check(request.principal, workspace.root, write=spec.write)
+        self.runtime.access.check(
+            request.principal, workspace.root, write=spec.write, claims=request.claims, key=workspace.logical_key
+        )
         return workspace
+
+    def execute_or_forward(
+        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
+    ) -> dict[str, Any]:
+        """The shell's call: sent to the workspace's owner when another live instance owns it (the
+        daemon, a `serve --own`), else executed here. The owner's error is raised here as the same class.
+
+        Raises:
+            HomeportError: as `call`.
+        """
+        self._refuse_write_if_read_only(spec)
+        forwarder = self.runtime.forwarder
+        checked: Workspace | None = None
+        if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
+            checked, found = self._owner_of_call(spec, request, inputs, None)
+            if found is not None:
+                owned, owner = found
+                result = forwarder.forward_blocking(
+                    owned, owner, checked.root, spec.name, arguments, agent=request.agent
+                )
+                return _owners_answer(result)
+        return self.execute(spec, arguments, request, inputs, checked)
 
     def execute(
         self,
@@ -207,7 +315,11 @@ class CallPipeline:
         Raises:
             HomeportError: as `call`.
         """
-        call = Call(self.runtime, request, inputs)
+        if checked is None:
+            # The access step begins with the tool allowlist: a refused tool is scanned and resolved never.
+            self._check_tool(spec, request)
+        self._refuse_write_if_read_only(spec)
+        call = Call(self.runtime, request, inputs, tool=spec.name)
         if spec.scan is not Scan.NONE:
             # Before resolution: a refused write must not even create the store.
             call.secrets = SecretGate(spec.name, allowed=bool(arguments.get("allow_secrets")))
@@ -221,21 +333,44 @@ class CallPipeline:
                 if not spec.report_unresolved:
                     raise
                 call.error = exc
+            if checked is None and call.workspace is not None:
+                self._refuse_team_project(spec, request, call.workspace)
             if call.workspace is not None and spec.needs is Needs.STORE:
                 call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
         if call.secrets is not None:
             kwargs.pop("allow_secrets", None)
+        client, client_version = request.client
+        writer = Writer(request.principal, client, client_version, spec.name)
         try:
-            result = spec.run(call, **kwargs)
+            with writing_as(writer):  # every item version this call writes records who wrote it
+                result = spec.run(call, **kwargs)
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
             raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        if spec.write and isinstance(result, dict):
+            result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
+
+    def _refuse_team_project(self, spec: ToolSpec, request: CallRequest, workspace: Workspace) -> None:
+        """A memory call of a team project that reached here without the forwarding step (the shell
+        commands): refused, never served from a local store that would split the memory in two."""
+        team = self.runtime.team
+        if team is None or request.forwarded or not forwards(spec) or not goes_to_team(spec):
+            return
+        if workspace.logical_key is not None:
+            return
+        configured = team_config(workspace.root)  # not `route`: a missing token is not this refusal's reason
+        if configured is not None:
+            raise TeamServerUnavailableError(
+                f"{spec.name}: the memory of {workspace.root} lives on its team server {configured.url} (named in "
+                f"{configured.config_path}), and this command does not reach team servers; use the MCP tools of "
+                "`homeport serve` in the project, which forward memory calls there"
+            )
 
 
 def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[str]) -> UnknownArgumentError:
@@ -257,3 +392,13 @@ def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[s
 def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     value = arguments.get("workspace") if spec.declares_workspace else arguments.pop("workspace", None)
     return value or None
+
+
+def _owners_answer(result: Any) -> dict[str, Any]:
+    """An owner's `CallToolResult` as a local call returns it: the structured result, or its error raised."""
+    content = result.structured_content or {}
+    if result.is_error:
+        error = content.get("error") or {}
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        raise error_for_code(str(error.get("code", "homeport_error")), str(error.get("message") or text))
+    return dict(content)

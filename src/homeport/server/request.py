@@ -20,7 +20,7 @@ Roots, when the client declares the capability, bound every call whatever named 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -33,12 +33,17 @@ from pydantic import ValidationError
 
 from homeport.errors import InvalidWorkspaceError
 from homeport.server.forwarding import FORWARDED_HEADER
+from homeport.server.owner_token import AGENT_HEADER, ForwarderToken, forwarded_agent
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
-__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "McpRequest", "forget_roots"]
+__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "SSE_MESSAGES_PATH", "SSE_PATH", "McpRequest", "forget_roots"]
 
 LOCAL_PRINCIPAL = "local"
+# The legacy HTTP+SSE transport (2024-11-05): the event stream, and where its messages are posted
+# (`?session_id=` names the connection, as Mcp-Session-Id does on Streamable HTTP).
+SSE_PATH = "/sse"
+SSE_MESSAGES_PATH = "/messages/"
 WORKSPACE_HEADER = "x-workspace-id"
 WORKSPACE_QUERY = "project_path"
 _SESSION_DEFAULT = "homeport.session_workspace"
@@ -87,17 +92,39 @@ class McpRequest:
         token = get_access_token()
         if token is None:
             return LOCAL_PRINCIPAL
+        if isinstance(token, ForwarderToken):
+            return self.agent or LOCAL_PRINCIPAL
         return token.subject or token.client_id or LOCAL_PRINCIPAL
 
-    @property
+    @_once
     def agent(self) -> str | None:
-        """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only)."""
+        """The calling agent: the verified token's subject over HTTP, else the server's --agent (stdio only).
+
+        A call forwarded with this owner's own token names its agent in a header (`server.owner_token`);
+        that header counts with no other token.
+        """
         token = get_access_token()
+        if isinstance(token, ForwarderToken):
+            return forwarded_agent(self.http_request.headers.get(AGENT_HEADER))
         if token is not None:
             return token.subject or token.client_id
         if self.http_request is not None:
             return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
         return self.runtime.settings.agent
+
+    @property
+    def claims(self) -> Mapping[str, Any]:
+        """The verified token's claims (a JWT's payload); empty for Homeport's own tokens and without auth."""
+        token = get_access_token()
+        return (token.claims or {}) if token is not None else {}
+
+    @property
+    def client(self) -> tuple[str | None, str | None]:
+        """The client's name and version from the handshake (2025) or the request envelope (2026-07-28)."""
+        params = self.ctx.session.client_params
+        if params is None:
+            return None, None
+        return params.client_info.name, params.client_info.version
 
     @_once
     def forwarded(self) -> bool:
@@ -114,8 +141,11 @@ class McpRequest:
         """True on 2025-era connections whose state outlives the request."""
         if self.stateless:
             return False
-        if self.http_request is not None:  # HTTP: only stateful sessions persist
-            return bool(self.ctx.headers and self.ctx.headers.get("mcp-session-id"))
+        request = self.http_request
+        if request is not None:  # HTTP: only stateful sessions persist; an SSE connection is one
+            if request.url.path == SSE_MESSAGES_PATH:
+                return bool(request.query_params.get("session_id"))
+            return bool(request.headers.get("mcp-session-id"))
         return True
 
     def _state(self) -> dict[str, Any]:

@@ -6,12 +6,14 @@ call would land does not load SQLAlchemy or the tool models.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from homeport.errors import ConfigError, InvalidWorkspaceError
 from homeport.server.settings import ServeSettings
+from homeport.store.logical import logical_store_root
 from homeport.workspace import (
     HandleSigner,
     ResolverSettings,
@@ -54,6 +56,11 @@ def build_resolver(settings: ServeSettings, secret: Callable[[], bytes] | None =
             client_env=dict(settings.client_env),
             cwd=settings.cwd,
             require_explicit=settings.require_explicit_workspace,
+            logical_root=(
+                functools.partial(logical_store_root, Path(os.path.realpath(data_dir_of(settings))))
+                if settings.logical_workspaces
+                else None
+            ),
         ),
         HandleSigner(secret or deployment_secret(settings), ttl_seconds=settings.handle_ttl_seconds),
     )

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from homeport.projectdb import ProjectDatabases
 from homeport.registry import InstanceRegistry
-from homeport.server.access import WorkspaceAccess
+from homeport.server.access import AccessRulesFile, WorkspaceAccess
 from homeport.server.deployment import deployment_secret
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver, data_dir_of
 from homeport.server.settings import ServeSettings
+from homeport.server.team import TeamRouter
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
     CallInputs,
@@ -47,6 +50,7 @@ class Runtime:
     # The deployment's secret (server.deployment), read on first use: what lets processes verify each other.
     secret: Callable[[], bytes]
     forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
+    team: TeamRouter | None = None  # stdio: memory calls of a project with [team] go to its team server
     counts: CallCounts = field(default_factory=CallCounts)
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
@@ -58,9 +62,28 @@ class Runtime:
         says otherwise."""
         return self.stores.get(workspace.root, create=write if create is None else create)
 
+    def known_workspaces(self) -> dict[Path, str]:
+        """The workspaces this process knows, each with why: `owned` in the instance registry, or
+        `recent` (its store is open: a client used it lately). Known is not allowed: every use is checked.
+
+        Raises:
+            RegistryError: the instance registry cannot be read.
+        """
+        known: dict[Path, str] = {}
+        if self.forwarder is not None:
+            pid = os.getpid()
+            for owned, owner in sorted(self.forwarder.registry.read().owners.items()):
+                if owner.pid == pid:
+                    known[Path(owned)] = "owned"
+        for root in self.stores.roots():
+            known.setdefault(root, "recent")
+        return known
+
     def close(self) -> None:
         if self.forwarder is not None:
             self.forwarder.close()
+        if self.team is not None:
+            self.team.close()
         self.stores.close()
         self.databases.close()
 
@@ -96,13 +119,18 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         stores=stores,
         files=files,
         databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
-        access=WorkspaceAccess(directory, auth=settings.auth),
+        access=WorkspaceAccess(
+            directory,
+            auth=settings.auth,
+            rules=AccessRulesFile(settings.access_rules_file) if settings.access_rules_file else None,
+        ),
         secret=secret,
         forwarder=(
             Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
             if settings.state_dir
             else None
         ),
+        team=TeamRouter(settings.environ) if settings.transport == "stdio" else None,
     )
 
 

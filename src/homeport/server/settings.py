@@ -43,6 +43,20 @@ class ServeSettings:
     # False: never forward to the per-user daemon (an owner at a unix: endpoint); other owners still count.
     use_daemon: bool = True
     auth: bool = False
+    # With --own --auth: the file holding the token this owner accepts from the user's other instances.
+    owner_token_file: Path | None = None
+    # HTTP: workspaces are logical keys (acme/api) kept under the data directory, never paths on this disk.
+    logical_workspaces: bool = False
+    # How bearer tokens are verified under `auth`: Homeport's own token file, or JWTs signed by an
+    # issuer's keys (JWKS), whose audience must be `jwt_audience` (default: this server's /mcp URL).
+    auth_method: Literal["tokens", "jwt"] = "tokens"
+    jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    # Under auth: who may call which tools and use which workspaces (TOML); None: the directory's roots.
+    access_rules_file: Path | None = None
+    # Every write tool is refused (`serve --read-only`, `homeport ui --read-only`): for looking, not changing.
+    read_only: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     # HTTP: the URLs clients reach this server by (Host/Origin allowed besides loopback; the first is the
     # base of the auth metadata URLs), and serving beyond loopback without tokens, on purpose.

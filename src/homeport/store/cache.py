@@ -99,6 +99,11 @@ class StoreCache:
             finally:
                 self._pending.release()
 
+    def roots(self) -> list[Path]:
+        """The roots of the open stores, most recently used first."""
+        with self._lock:
+            return list(reversed(self._stores))
+
     @property
     def postgres(self) -> PostgresStores | None:
         """The shared PostgreSQL store, when this cache was given a URL."""

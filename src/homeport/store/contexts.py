@@ -7,6 +7,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, utc_stamp
 from homeport.store.database import Store
@@ -100,6 +101,7 @@ def write_context(
             update(contexts).where(contexts.c.kind == kind).values(content=body, version=version, updated_at=stamp)
         )
     conn.execute(insert(context_history).values(kind=kind, version=version, content=body, changed_at=stamp))
+    provenance.note(conn, f"{kind}_context", 1, version=version)
     search_index.index_item(conn, f"{kind}_context", 1, title=f"{kind} context", body=body, updated_at=stamp)
     return {"content": document, "version": version, "updated_at": stamp}
 
@@ -135,9 +137,18 @@ def get_history(
         stmt = stmt.where(context_history.c.changed_at > bounds[1])
     with store.read() as conn:
         rows = conn.execute(stmt.limit(max(1, min(limit, 1000)))).all()
+        writers = provenance.writers_of_versions(conn, f"{kind}_context", 1, [r.version for r in rows])
     if version is not None and not rows:
         raise ItemNotFoundError(f"{kind} context has no version {version}; list versions with get_item_history")
-    return [{"version": r.version, "content": load_json(r.content), "changed_at": r.changed_at} for r in rows]
+    return [
+        {
+            "version": r.version,
+            "content": load_json(r.content),
+            "changed_at": r.changed_at,
+            "written_by": writers[r.version].describe() if r.version in writers else None,
+        }
+        for r in rows
+    ]
 
 
 def _read(conn: Connection, kind: ContextKind) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
@@ -60,6 +61,7 @@ def upsert_custom_data(
     else:
         item_id, created = existing
         _UPDATE.run(conn, {"id": item_id, "value": body, "updated_at": stamp})
+    provenance.note(conn, ITEM_TYPE, item_id)
     # Canonical text (sorted keys), so the index is the same however the value's keys were ordered.
     text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     search_index.index_item(

@@ -5,19 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.fields import MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import decisions
-from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column
+from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
 from homeport.store.uids import assign_uid
 
-__all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision"]
+__all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision", "update_decision"]
 
 ITEM_TYPE = "decision"
 
@@ -69,6 +70,7 @@ def insert_decision(
         "updated_at": updated,
     }
     item_id = _INSERT.insert(conn, {"id": item_id, **values})
+    provenance.note(conn, ITEM_TYPE, item_id)
     assign_uid(conn, ITEM_TYPE, item_id)
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
@@ -131,3 +133,53 @@ _LIST = Prepared(_LATEST)
 def _with_tags(row: dict[str, Any]) -> dict[str, Any]:
     row["tags"] = split_tags(row.pop("tag_list"))
     return row
+
+
+def update_decision(
+    store: Store,
+    decision_id: int,
+    *,
+    summary: str | None = None,
+    rationale: str | None = None,
+    implementation_details: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Correct a decision in place: the fields given replace the stored ones; returns the decision.
+
+    Raises:
+        InvalidItemError: an empty summary, or a field over its size limit.
+        ItemNotFoundError: no decision has that id.
+    """
+    with store.write() as conn:
+        row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
+        if row is None:
+            raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
+        current = row_dict(row)
+        values = {
+            "summary": current["summary"] if summary is None else summary.strip(),
+            "rationale": current["rationale"] if rationale is None else rationale or None,
+            "implementation_details": (
+                current["implementation_details"] if implementation_details is None else implementation_details or None
+            ),
+        }
+        if not values["summary"]:
+            raise InvalidItemError("decision summary is empty; say in one line what was decided")
+        check_text(values["summary"], "decision summary", MAX_TITLE_CHARS)
+        check_text(values["rationale"], "decision rationale", MAX_TEXT_CHARS)
+        check_text(values["implementation_details"], "decision implementation_details", MAX_TEXT_CHARS)
+        stamp = values["updated_at"] = now()
+        conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
+        if tags is None:
+            clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
+        else:
+            clean = set_tags(conn, ITEM_TYPE, decision_id, tags)
+        search_index.index_item(
+            conn,
+            ITEM_TYPE,
+            decision_id,
+            title=values["summary"],
+            updated_at=stamp,
+            tags=clean,
+            body="\n".join(x for x in (values["rationale"], values["implementation_details"]) if x),
+        )
+    return {**current, **values, "tags": clean}

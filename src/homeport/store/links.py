@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
@@ -70,6 +71,7 @@ def insert_link(
         return {**row_dict(existing), "created": False}
     values: dict[str, Any] = {**edge, "description": description, "created_at": created_at or now()}
     link_id = insert_row(conn, insert(links).values(**values))
+    provenance.note(conn, "link", link_id)
     return {"id": link_id, **values, "created": True}
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
@@ -73,6 +74,7 @@ def upsert_system_pattern(
             .where(system_patterns.c.id == item_id)
             .values(name=name, description=description, updated_at=stamp)
         )
+    provenance.note(conn, ITEM_TYPE, item_id)
     if tags is not None or existing is None:
         clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     else:  # re-logging a name without tags keeps the tags it has

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
@@ -68,6 +69,7 @@ def insert_progress(
     if item_id is not None:
         values["id"] = item_id
     item_id = insert_row(conn, insert(progress).values(**values))
+    provenance.note(conn, ITEM_TYPE, item_id)
     assign_uid(conn, "progress", item_id)
     _index(conn, item_id, status, description, values["updated_at"])
     return {"id": item_id, **values}
@@ -86,6 +88,7 @@ def overwrite_progress(conn: Connection, item: dict[str, Any]) -> None:
             updated_at=item["updated_at"],
         )
     )
+    provenance.note(conn, ITEM_TYPE, item["id"])
     _index(conn, item["id"], item["status"], item["description"], item["updated_at"])
 
 
@@ -120,6 +123,7 @@ def update_progress(
         changes["updated_at"] = now()
         conn.execute(update(progress).where(progress.c.id == progress_id).values(**changes))
         row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
+        provenance.note(conn, ITEM_TYPE, progress_id)
         _index(conn, progress_id, row.status, row.description, row.updated_at)
     return row_dict(row)
 

@@ -28,6 +28,7 @@ __all__ = [
     "decisions",
     "item_tags",
     "item_uids",
+    "item_writers",
     "links",
     "metadata",
     "progress",
@@ -141,6 +142,25 @@ item_tags = Table(
     Column("tag_key", String(200), nullable=False),
     PrimaryKeyConstraint("item_type", "item_id", "tag_key", name="pk_item_tags"),
     Index("ix_item_tags_key", "tag_key"),
+)
+
+
+# Who wrote each version of an item (`homeport.store.provenance`): one row per write; `version` is
+# the context version for contexts, NULL for items that keep only their latest version.
+item_writers = Table(
+    "item_writers",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("version", Integer, nullable=True),
+    Column("principal", String(200), nullable=False),
+    Column("client", String(200), nullable=True),
+    Column("client_version", String(100), nullable=True),
+    Column("tool", String(100), nullable=True),
+    Column("written_at", String(32), nullable=False),
+    Index("ix_item_writers_item", "item_type", "item_id"),
+    sqlite_autoincrement=True,
 )
 
 # The identity of an item across machines (a ULID), beside the short per-store id agents use. Kept out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -25,6 +25,7 @@ from homeport.errors import (
 )
 from homeport.workspace.guards import WorkspaceGuard
 from homeport.workspace.handles import HandleSigner
+from homeport.workspace.keys import looks_like_path, validate_key
 from homeport.workspace.paths import canonical_directory, within_any
 from homeport.workspace.sources import EXPLICIT_SOURCES, Source
 
@@ -44,13 +45,18 @@ class Workspace:
     is_project: bool = True
     # The client roots it was checked against (None: the client declared none); a handle keeps them.
     client_roots: tuple[Path, ...] | None = field(default=None, compare=False)
+    # A logical workspace (`--logical-workspaces`): its key; `root` is then where its store lives on
+    # the server, never a project directory, and no tool may treat it as one.
+    logical_key: str | None = None
 
     @property
     def key(self) -> str:
-        return str(self.root)
+        return self.logical_key if self.logical_key is not None else str(self.root)
 
     def describe(self) -> dict[str, str]:
         """What every tool result carries under `workspace`."""
+        if self.logical_key is not None:
+            return {"key": self.logical_key, "source": self.source.value}
         return {"root": str(self.root), "source": self.source.value}
 
 
@@ -64,6 +70,8 @@ class ResolverSettings:
     client_env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path | None = None
     require_explicit: bool = False
+    # Set: workspaces are logical keys, never paths, and this maps a key to its store's directory.
+    logical_root: Callable[[str], Path] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,8 @@ class WorkspaceResolver:
         Raises:
             WorkspaceError: a subclass naming the source, the bad value and what to do instead.
         """
-        roots = self._client_roots(call.roots)
+        # A client's roots are directories on its own machine: they say nothing of a logical workspace.
+        roots = None if self.settings.logical_root is not None else self._client_roots(call.roots)
         workspace = self._first_candidate(call, roots)
         if write:
             self._check_write(workspace)
@@ -209,6 +218,8 @@ class WorkspaceResolver:
         raise WorkspaceUnresolvedError(_unresolved_message(self.observe(call)))
 
     def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
+        if self.settings.logical_root is not None:
+            return self._accept_key(value, source)
         label = label or f"{value!r}"
         try:
             directory = canonical_directory(value)
@@ -227,6 +238,23 @@ class WorkspaceResolver:
             reason=found.why,
             is_project=found.is_project,
             client_roots=tuple(client_roots) if client_roots is not None else None,
+        )
+
+    def _accept_key(self, value: str, source: Source) -> Workspace:
+        assert self.settings.logical_root is not None
+        text = value.strip()
+        if looks_like_path(text):
+            raise InvalidWorkspaceError(
+                f"workspace {value!r} (from {source.value}) is a path, and this server keeps logical workspaces "
+                "(--logical-workspaces): name the project by its key, such as github.com/acme/api "
+                "(`homeport where` in the project shows it)"
+            )
+        key = validate_key(text, where=f"workspace (from {source.value})")
+        return Workspace(
+            root=self.settings.logical_root(key),
+            source=source,
+            reason=f"logical workspace {key!r}",
+            logical_key=key,
         )
 
     def _client_roots(self, roots: Sequence[str] | None) -> list[Path] | None:

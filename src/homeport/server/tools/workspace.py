@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from homeport.errors import HomeportError
 from homeport.server.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Needs
 from homeport.server.pipeline import Call
 from homeport.store import store_path_for
+from homeport.workspace import Workspace
+from homeport.workspace.project import project_key
 
 __all__ = ["use_workspace", "where_am_i"]
 
@@ -26,6 +30,12 @@ def use_workspace(
 ) -> dict[str, Any]:
     ws = call.workspace
     assert ws is not None
+    if ws.logical_key is not None:  # the handle and the session default name the key, not its store's directory
+        return {
+            "handle": call.runtime.handles.mint(call.request.principal, Path(ws.logical_key)),
+            "key": ws.logical_key,
+            "bound_to_session": call.request.bind_session(ws.logical_key),
+        }
     handle = call.runtime.handles.mint(call.request.principal, ws.root, ws.client_roots)
     return {
         "handle": handle,
@@ -61,6 +71,17 @@ def where_am_i(call: Call) -> dict[str, Any]:
         assert call.error is not None
         return {**report, "workspace": None, "error": f"{call.error.message} [{call.error.code}]"}
     ws = call.workspace
+    if ws.logical_key is not None:
+        return {
+            **report,
+            "workspace": ws.describe(),
+            "source": ws.source.value,
+            "why": ws.reason,
+            "project_key": ws.logical_key,
+            "project_key_source": "logical",
+            "store_exists": store_path_for(ws.root).exists(),
+            "served_by": _this_process(),
+        }
     store = store_path_for(ws.root)
     return {
         **report,
@@ -71,10 +92,25 @@ def where_am_i(call: Call) -> dict[str, Any]:
         "store": str(store),
         "store_exists": store.exists(),
         # This process, or the live instance that owns the workspace and answers its other tools.
-        "served_by": runtime.forwarder.served_by(ws.root)
-        if runtime.forwarder
-        else {"process": "this", "pid": os.getpid()},
+        "served_by": runtime.forwarder.served_by(ws.root) if runtime.forwarder else _this_process(),
+        **_identity(call, ws),
     }
+
+
+def _identity(call: Call, ws: Workspace) -> dict[str, Any]:
+    """The project's key, where it came from, and the team server its memory calls go to."""
+    try:
+        found = project_key(ws.root).describe()
+    except HomeportError as exc:
+        found = {"project_key": None, "project_key_source": "error", "project_key_detail": exc.message}
+    team = call.runtime.team
+    if team is None:
+        return found
+    try:
+        route = team.route(ws.root)
+    except HomeportError as exc:
+        return {**found, "team": {"error": f"{exc.message} [{exc.code}]"}}
+    return {**found, "team": route.describe() if route is not None else None}
 
 
 def _this_process() -> dict[str, Any]:

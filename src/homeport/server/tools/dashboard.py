@@ -1,0 +1,61 @@
+"""The dashboard's own reads and its correction of a decision, in the `dashboard` group: they run
+through the pipeline like every tool (resolution, guards, the caller's access) and are never
+offered to MCP clients, whose tool list costs context on every turn."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from homeport.server.catalog import CATALOG, DASHBOARD, READ, WRITE_IDEMPOTENT, Scan
+from homeport.server.pipeline import Call
+from homeport.server.tools.memory import IdArg, Json, LimitArg, TagsArg
+from homeport.store import browse, decisions
+from homeport.store.fields import LongText, Title
+
+__all__: list[str] = []
+
+ItemWithId = Literal["decision", "progress", "system_pattern", "custom_data"]
+
+
+@CATALOG.tool(DASHBOARD, READ, "How many items of each type, and when the memory last changed.")
+def memory_overview(call: Call) -> Json:
+    return browse.memory_overview(call.store)
+
+
+@CATALOG.tool(DASHBOARD, READ, "A page of decisions, newest first, with how many there are.")
+def decision_page(
+    call: Call, offset: Annotated[int, Field(ge=0, le=2**31)] = 0, limit: LimitArg = 50, tag: str | None = None
+) -> Json:
+    return browse.decision_page(call.store, offset=offset, limit=limit, tag=tag)
+
+
+@CATALOG.tool(DASHBOARD, READ, "Every field of one item with an id.", key="item")
+def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
+    return browse.get_item(call.store, item_type, item_id)
+
+
+@CATALOG.tool(
+    DASHBOARD,
+    WRITE_IDEMPOTENT,
+    "Correct a decision: the fields given replace the stored ones.",
+    write=True,
+    scan=Scan.ARGUMENTS,
+)
+def update_decision(
+    call: Call,
+    decision_id: IdArg,
+    summary: Title | None = None,
+    rationale: LongText | None = None,
+    implementation_details: LongText | None = None,
+    tags: TagsArg = None,
+) -> Json:
+    return decisions.update_decision(
+        call.require_store(),
+        decision_id,
+        summary=summary,
+        rationale=rationale,
+        implementation_details=implementation_details,
+        tags=tags,
+    )

@@ -1,0 +1,91 @@
+"""Who wrote each item version: principal, client (name and version from the MCP handshake), tool.
+
+The call pipeline names the writer of a call once (`writing_as`, around the executor); every write
+of an item inside it adds one row to `item_writers` (`note`, from the item modules' insert and
+update functions, in the same transaction as the write). A write made without a writer (a test or
+a script calling the store directly) records nothing, and its version shows `written_by: null`.
+
+The writer travels in a context variable rather than as an argument of every store function: it is
+per call (set and reset by the pipeline on the call's own thread, copied into worker threads by
+AnyIO), never process-wide, and the store functions keep their signatures for other callers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlalchemy import Connection, insert, select
+
+from homeport.store._common import now
+from homeport.store.database import Prepared
+from homeport.store.schema import item_writers
+
+__all__ = ["Writer", "current_writer", "note", "writers_of_versions", "writing_as"]
+
+
+@dataclass(frozen=True)
+class Writer:
+    principal: str
+    client: str | None = None
+    client_version: str | None = None
+    tool: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_WRITER: ContextVar[Writer | None] = ContextVar("homeport_writer", default=None)
+_INSERT = Prepared(insert(item_writers))
+
+
+@contextlib.contextmanager
+def writing_as(writer: Writer) -> Iterator[None]:
+    """Every item written inside the block is recorded as written by `writer`."""
+    token = _WRITER.set(writer)
+    try:
+        yield
+    finally:
+        _WRITER.reset(token)
+
+
+def current_writer() -> Writer | None:
+    return _WRITER.get()
+
+
+def note(conn: Connection, item_type: str, item_id: int, *, version: int | None = None) -> None:
+    """Record the current writer of this version of an item, inside the write's own transaction."""
+    writer = _WRITER.get()
+    if writer is None:
+        return
+    _INSERT.insert(  # `insert`, not `run`: on PostgreSQL a NULL id is left out for the sequence
+        conn,
+        {
+            "id": None,  # the compiled INSERT names every column; NULL lets SQLite number the row
+            "item_type": item_type,
+            "item_id": item_id,
+            "version": version,
+            "principal": writer.principal,
+            "client": writer.client,
+            "client_version": writer.client_version,
+            "tool": writer.tool,
+            "written_at": now(),
+        },
+    )
+
+
+def writers_of_versions(conn: Connection, item_type: str, item_id: int, versions: Sequence[int]) -> dict[int, Writer]:
+    """The recorded writer of each listed version of one item (versions nobody recorded are absent)."""
+    if not versions:
+        return {}
+    c = item_writers.c
+    stmt = (
+        select(c.version, c.principal, c.client, c.client_version, c.tool)
+        .where(c.item_type == item_type, c.item_id == item_id, c.version.in_(list(versions)))
+        .order_by(c.id)
+    )
+    rows = conn.execute(stmt).all()
+    return {r.version: Writer(r.principal, r.client, r.client_version, r.tool) for r in rows}

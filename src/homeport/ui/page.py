@@ -1,0 +1,64 @@
+"""One page being answered: who asks, their tool calls through the pipeline, and the rendered answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from homeport import __version__
+from homeport.server.catalog import CATALOG
+from homeport.server.pipeline import CallPipeline, LocalRequest
+from homeport.ui.guard import DashboardGuard, Viewer
+
+__all__ = ["DASHBOARD_CLIENT", "SECURITY_HEADERS", "Page"]
+
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+# Who wrote what a person changed in the dashboard (the item's provenance names it).
+DASHBOARD_CLIENT = ("homeport-dashboard", __version__)
+
+
+@dataclass
+class Page:
+    """One request being answered: who asks, and their tool calls."""
+
+    request: Request
+    viewer: Viewer
+    pipeline: CallPipeline
+    guard: DashboardGuard
+    env: Environment
+    read_only: bool
+    agent: str | None
+
+    async def tool(self, name: str, ws: str | None, /, **arguments: Any) -> dict[str, Any]:
+        """Run tool `name` on workspace `ws` as this page's principal, through the pipeline."""
+        spec = CATALOG[name]
+        validated = spec.validate(arguments)
+        if ws:
+            validated["workspace"] = ws
+        # A call from a browser: the principal its cookie (or the local user) names; no roots, no session.
+        request = LocalRequest(principal=self.viewer.principal, agent=self.agent, client=DASHBOARD_CLIENT)
+        result: dict[str, Any] = await self.pipeline.call(spec, validated, request)
+        return result
+
+    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        body = self.env.get_template(template).render(
+            viewer=self.viewer,
+            auth=self.guard.auth,
+            read_only=self.read_only,
+            csrf=self.guard.form_token(self.viewer.credential),
+            **context,
+        )
+        return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)

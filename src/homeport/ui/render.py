@@ -1,0 +1,179 @@
+"""Turning tool results into what a page shows: safe Markdown, diffs, highlighted snippets, a link graph.
+
+Every template is autoescaped; the only markup that reaches a page unescaped is built here from
+escaped text (Markdown with raw HTML turned off, `<mark>` around escaped snippet words).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+__all__ = ["GraphView", "diff_lines", "environment", "graph_view", "markdown", "snippet", "title_of", "url"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+# CommonMark without raw HTML: `<script>` in a context shows as text; javascript: links are dropped.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def markdown(text: Any) -> Markup:
+    if not isinstance(text, str):
+        return Markup("<pre>{}</pre>").format(json.dumps(text, indent=2, ensure_ascii=False))
+    return Markup(_MARKDOWN.render(text))  # safe: raw HTML is disabled above
+
+
+def snippet(text: str) -> Markup:
+    """A search snippet with its `[match]` markers as <mark>, everything else escaped."""
+    out, depth = [], 0
+    for ch in text:
+        if ch == "[" and depth == 0:
+            out.append(Markup("<mark>"))
+            depth = 1
+        elif ch == "]" and depth == 1:
+            out.append(Markup("</mark>"))
+            depth = 0
+        else:
+            out.append(escape(ch))
+    if depth:
+        out.append(Markup("</mark>"))
+    return Markup("").join(out)
+
+
+def url(path: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    return f"/ui{path}{'?' + query if query else ''}"
+
+
+def title_of(item: dict[str, Any]) -> str:
+    """The one line that names an item in lists, links and the graph."""
+    kind = item.get("type")
+    if kind == "decision":
+        return str(item.get("summary", ""))
+    if kind == "progress":
+        return str(item.get("description", ""))
+    if kind == "system_pattern":
+        return str(item.get("name", ""))
+    if kind == "custom_data":
+        return f"{item.get('category')} / {item.get('key')}"
+    if kind in ("product_context", "active_context"):
+        return "Product context" if kind == "product_context" else "Active context"
+    return str(item.get("title", ""))
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def diff_lines(old: Any, new: Any) -> list[tuple[str, str]]:
+    """(kind, line) of a unified diff between two JSON values (None: there was nothing before):
+    kind is add, del, hunk or same."""
+    before = [] if old is None else pretty(old).splitlines()
+    lines = difflib.unified_diff(before, pretty(new).splitlines(), lineterm="", n=2)
+    out = []
+    for line in list(lines)[2:]:  # the ---/+++ header says nothing here
+        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
+        out.append((kind, line))
+    return out
+
+
+@dataclass
+class GraphNode:
+    key: str
+    type: str
+    id: int
+    label: str
+    x: float
+    y: float
+    depth: int
+    href: str
+
+
+@dataclass
+class GraphView:
+    width: int
+    height: int
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[tuple[GraphNode, GraphNode, str]] = field(default_factory=list)
+
+
+def graph_view(
+    ws: str, center: tuple[str, int], center_label: str, linked: list[dict[str, Any]], labels: dict[str, str]
+) -> GraphView:
+    """A radial layout: the item in the middle, its links on an inner ring, theirs on an outer ring
+    beside the item they were reached through."""
+    deep = any(x["depth"] > 1 for x in linked)
+    width, height = (960, 440) if deep else (960, 300)
+    cx, cy = width / 2, height / 2
+    view = GraphView(width, height)
+    inner, outer = ((0.2, 0.27), (0.4, 0.42)) if deep else ((0.3, 0.34), (0.3, 0.34))
+    rings = ((0.0, 0.0), (width * inner[0], height * inner[1]), (width * outer[0], height * outer[1]))
+    angles: dict[str, float] = {}
+
+    def place(kind: str, item_id: int, depth: int, angle: float, label: str | None = None) -> GraphNode:
+        rx, ry = rings[depth]
+        key = f"{kind}:{item_id}"
+        angles[key] = angle
+        text = label or labels.get(key) or f"{kind.replace('_', ' ')} {item_id}"
+        return GraphNode(
+            key,
+            kind,
+            item_id,
+            text if len(text) <= 26 else text[:25] + "…",
+            round(cx + rx * math.cos(angle), 1),
+            round(cy + ry * math.sin(angle), 1),
+            depth,
+            url("/item", ws=ws, type=kind, id=item_id),
+        )
+
+    start = f"{center[0]}:{center[1]}"
+    nodes = {start: place(center[0], center[1], 0, 0.0, center_label)}
+    first = [x for x in linked if x["depth"] == 1]
+    for i, x in enumerate(first):
+        # Start upper left, so two neighbours sit on a diagonal rather than on top of each other's labels.
+        nodes[f"{x['type']}:{x['id']}"] = place(x["type"], x["id"], 1, -2.4 + 2 * math.pi * i / max(len(first), 1))
+    children: dict[str, list[dict[str, Any]]] = {}
+    for x in linked:
+        if x["depth"] == 2:
+            children.setdefault(f"{x['via']['type']}:{x['via']['id']}", []).append(x)
+    for parent, group in children.items():
+        base = angles.get(parent, 0.0)
+        for j, x in enumerate(group):
+            # Beside its parent, never on the line through the centre where the parent's label is.
+            angle = base + 0.35 + (j - (len(group) - 1) / 2) * 0.45
+            nodes[f"{x['type']}:{x['id']}"] = place(x["type"], x["id"], 2, angle)
+    view.nodes = list(nodes.values())
+    for x in linked:
+        via = nodes.get(f"{x['via']['type']}:{x['via']['id']}")
+        here = nodes.get(f"{x['type']}:{x['id']}")
+        if via is not None and here is not None:
+            view.edges.append((via, here, str(x["relationship"])))
+    return view
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(url=url, title_of=title_of)
+    env.filters.update(markdown=markdown, snippet=snippet, pretty=pretty, when=_when)
+    return env
+
+
+def _when(stamp: str | None) -> str:
+    """`2026-11-25T16:20:04.123456Z` -> `2026-11-25 16:20 UTC`."""
+    if not stamp:
+        return "—"
+    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp

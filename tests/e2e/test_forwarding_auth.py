@@ -1,0 +1,147 @@
+"""Forwarding to an owner started with --auth: the front end proves it runs as the owner's user with
+the owner's own token (a file only that user can read), names the calling agent, and the owner checks
+that agent's access again. Real processes: an `serve --http --own --auth` owner and stdio/HTTP front ends."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from homeport.files.directory import DirectoryFile
+from homeport.files.tokens import TokenStore
+
+from ._support import clean_env, error_text, http_client, make_project, ok, running_http_server, stdio_client
+from .test_forwarding import DEADLINE_S, RunningOwner, _registered, start_owner
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
+
+
+@pytest.fixture
+def auth_owner(tmp_path: Path) -> Iterator[tuple[Path, Path, Path, dict[str, str], RunningOwner]]:
+    """(state dir, base, the owned project, tokens by agent, the owner): ada may use the project, zed may not."""
+    base = (tmp_path / "src").resolve()
+    project = make_project(base / "alpha")
+    data = tmp_path / "data"
+    directory = DirectoryFile(data / "directory.toml")
+    directory.add_organization("acme")
+    directory.add_agent("acme", "ada")
+    directory.add_workspace_root("acme", str(project))
+    directory.add_organization("other")
+    directory.add_agent("other", "zed")
+    tokens = TokenStore(data / "tokens.json")
+    minted = {agent: tokens.add(agent) for agent in ("ada", "zed")}
+    state = tmp_path / "state"
+    owner = start_owner(state, project, tmp_path / "owner.log", "--auth", "--data-dir", str(data))
+    try:
+        yield state, base, project, minted, owner
+    finally:
+        if owner.process.poll() is None:
+            owner.process.terminate()
+        owner.process.wait(timeout=DEADLINE_S)
+
+
+def _token_ref(state: Path, pid: int) -> Path:
+    owners = json.loads((state / "registry.json").read_text(encoding="utf-8"))["owners"]
+    refs = {entry["token_ref"] for entry in owners.values() if entry["pid"] == pid}
+    assert len(refs) == 1 and None not in refs, owners
+    return Path(refs.pop())
+
+
+def front_end(state: Path, base: Path, *args: str):
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    return stdio_client(cwd=base, mode="auto", args=("--allow-root", str(base), *args), env=env)
+
+
+def test_an_auth_owner_registers_a_token_only_its_user_can_read_and_removes_it_on_exit(auth_owner) -> None:
+    state, _base, _project, tokens, owner = auth_owner
+    ref = _token_ref(state, owner.pid)
+    assert stat.S_IMODE(ref.stat().st_mode) == 0o600
+    assert stat.S_IMODE(ref.parent.stat().st_mode) == 0o700
+    # The token is the owner's alone: agents' tokens are not it, and it opens the owner's /mcp.
+    assert ref.read_text(encoding="utf-8").strip() not in tokens.values()
+    owner.process.terminate()
+    owner.process.wait(timeout=DEADLINE_S)
+    assert not ref.exists()
+    assert _registered(state, owner.pid) is None
+
+
+async def test_a_stdio_front_end_forwards_as_its_agent_and_the_owner_checks_that_agent(auth_owner) -> None:
+    state, base, project, tokens, owner = auth_owner
+    root = str(project)
+    async with front_end(state, base, "--agent", "ada") as client:
+        written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "by ada"}))
+        assert written["workspace"]["source"] == "header"
+        where = ok(await client.call_tool("where_am_i", {"workspace": root}))
+        assert where["served_by"]["pid"] == owner.pid
+    # The owner's store holds it: read back directly with ada's own token.
+    headers = {"Authorization": f"Bearer {tokens['ada']}", "X-Workspace-Id": root}
+    async with http_client(owner.endpoint + "/mcp", mode="auto", headers=headers) as direct:
+        read = ok(await direct.call_tool("get_decisions", {}))
+        assert [d["summary"] for d in read["decisions"]] == ["by ada"]
+    # zed's organization does not list the project: the owner refuses zed, forwarded or not.
+    async with front_end(state, base, "--agent", "zed") as client:
+        refused = await client.call_tool("get_decisions", {"workspace": root})
+        assert refused.structured_content["error"]["code"] == "workspace_access_denied"
+        assert "zed" in error_text(refused)
+
+
+async def test_a_front_end_with_no_agent_is_told_to_name_one_and_nothing_reaches_the_owner(auth_owner) -> None:
+    state, base, project, _tokens, owner = auth_owner
+    async with front_end(state, base) as client:
+        refused = await client.call_tool("log_decision", {"workspace": str(project), "summary": "nobody"})
+        text = error_text(refused)
+        assert refused.structured_content["error"]["code"] == "workspace_access_denied"
+        assert "--agent" in text and str(owner.pid) in text
+    assert httpx2.get(owner.endpoint + "/healthz").json()["calls"] == 0
+
+
+async def test_an_http_front_end_with_auth_forwards_its_callers_agent(auth_owner, tmp_path) -> None:
+    state, base, project, tokens, _owner = auth_owner
+    data = tmp_path / "data"
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    with running_http_server(
+        allow_root=base, cwd=base, log=tmp_path / "front.log", env=env, extra=("--auth", "--data-dir", str(data))
+    ) as front:
+        for agent, allowed in (("ada", True), ("zed", False)):
+            headers = {"Authorization": f"Bearer {tokens[agent]}", "X-Workspace-Id": str(project)}
+            async with http_client(front.mcp_url, mode="auto", headers=headers) as client:
+                result = await client.call_tool("get_decisions", {})
+                if allowed:
+                    assert ok(result)["workspace"]["root"] == str(project)
+                else:
+                    assert result.structured_content["error"]["code"] == "workspace_access_denied"
+        assert httpx2.get(front.base + "/healthz").json()["open_stores"] == 0
+
+
+async def test_an_agent_token_cannot_speak_for_another_agent(auth_owner) -> None:
+    """The agent header is honoured only with the owner's own token: zed naming ada stays zed."""
+    _state, _base, project, tokens, owner = auth_owner
+    headers = {
+        "Authorization": f"Bearer {tokens['zed']}",
+        "X-Workspace-Id": str(project),
+        "X-Homeport-Forwarded-By": "1",
+        "X-Homeport-Agent": "ada",
+    }
+    async with http_client(owner.endpoint + "/mcp", mode="auto", headers=headers) as client:
+        refused = await client.call_tool("get_decisions", {})
+        assert refused.structured_content["error"]["code"] == "workspace_access_denied"
+        assert "zed" in error_text(refused)
+
+
+def test_homeport_status_and_where_work_with_an_auth_owner(auth_owner) -> None:
+    state, _base, project, _tokens, owner = auth_owner
+    from ._support import CLI_BOOT
+
+    env = clean_env(HOMEPORT_STATE_DIR=str(state))
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_BOOT, "where", "--json"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["served_by"]["pid"] == owner.pid

@@ -1,0 +1,154 @@
+"""A team server for logical workspaces, and projects that send their memory there (real processes:
+`homeport serve --http --logical-workspaces --auth` and stdio front ends in git clones with [team] url)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from homeport.files.directory import DirectoryFile
+from homeport.files.tokens import TokenStore
+
+from ._serving import Served, serving
+from ._support import clean_env, error_text, free_port, http_client, ok, stdio_client
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.slow,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+]
+
+KEY = "github.com/acme/api"
+
+
+@dataclass
+class Team:
+    server: Served
+    data: Path
+    token: str
+    tmp: Path
+
+    @property
+    def url(self) -> str:
+        return self.server.base
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    tmp = tmp_path_factory.mktemp("team")
+    data = tmp / "data"
+    directory = DirectoryFile(data / "directory.toml")
+    directory.add_organization("acme")
+    directory.add_agent("acme", "ada")
+    # On a server of logical workspaces an organization's roots name keys: this one holds github.com/acme/*.
+    directory.add_workspace_root("acme", "/github.com/acme")
+    directory.add_organization("other")
+    directory.add_agent("other", "zed")
+    directory.add_workspace_root("other", "/github.com/other")
+    tokens = TokenStore(data / "tokens.json")
+    token = tokens.add("ada")
+    (tmp / "other-token").write_text(tokens.add("zed"), encoding="utf-8")
+    cwd = tmp / "server"
+    cwd.mkdir()
+    args = ["--logical-workspaces", "--auth", "--data-dir", str(data)]
+    with serving(args, cwd=cwd, log=tmp / "server.log") as server:
+        yield Team(server, data, token, tmp)
+
+
+def clone(path: Path, origin: str, team_url: str) -> Path:
+    """A git repository with `origin`, whose config sends memory calls to `team_url`, and a local database."""
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    subprocess.run(["git", "remote", "add", "origin", origin], cwd=path, check=True)
+    (path / ".homeport").mkdir()
+    (path / ".homeport" / "config.toml").write_text(
+        f'[team]\nurl = "{team_url}"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
+    )
+    with sqlite3.connect(path / "db.sqlite3") as db:
+        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+    return path.resolve()
+
+
+def front_end(root: Path, tmp: Path, token: str | None):
+    extra = {"HOMEPORT_TEAM_TOKEN": token} if token is not None else {}
+    env = clean_env(HOME=str(tmp), HOMEPORT_STATE_DIR=str(tmp / "state"), **extra)
+    return stdio_client(cwd=root, mode="auto", env=env)
+
+
+async def test_clones_share_one_memory_on_the_team_server_and_keep_their_database_local(team, tmp_path) -> None:
+    laptop = clone(tmp_path / "laptop" / "api", "git@github.com:acme/api.git", team.url)
+    desktop = clone(tmp_path / "desktop" / "api-copy", "https://github.com/acme/api.git", team.url)
+    async with front_end(laptop, tmp_path, team.token) as client:
+        written = ok(await client.call_tool("log_decision", {"summary": "use Postgres in production"}))
+        # The team server's own answer: it served the key it was sent in X-Workspace-Id.
+        assert written["workspace"] == {"key": KEY, "source": "header"}
+        tables = ok(await client.call_tool("get_tables", {}))
+        assert "orders" in str(tables) and tables["workspace"]["root"] == str(laptop)
+        where = ok(await client.call_tool("where_am_i", {}))
+        assert (where["project_key"], where["project_key_source"]) == (KEY, "git_remote")
+        assert where["team"] == {"url": team.url, "project_key": KEY, "token": "$HOMEPORT_TEAM_TOKEN"}
+    async with front_end(desktop, tmp_path, team.token) as client:
+        read = ok(await client.call_tool("get_decisions", {}))
+        assert [d["summary"] for d in read["decisions"]] == ["use Postgres in production"]
+    # No clone kept a memory of its own; the team server keeps the key's under its data directory.
+    assert not (laptop / ".homeport" / "homeport.db").exists()
+    assert not (desktop / ".homeport" / "homeport.db").exists()
+    stores = list((team.data / "logical-workspaces").glob("*/.homeport/homeport.db"))
+    assert [p.parent.parent.name.rpartition(".")[0] for p in stores] == ["github.com~acme~api"]
+
+
+async def test_the_team_server_refuses_paths_and_tools_that_need_a_directory(team) -> None:
+    auth = {"Authorization": f"Bearer {team.token}"}
+    async with http_client(team.url + "/mcp", mode="auto", headers={**auth, "X-Workspace-Id": "/srv/acme/api"}) as c:
+        refused = await c.call_tool("get_decisions", {})
+        assert refused.is_error and refused.structured_content["error"]["code"] == "invalid_workspace"
+        assert "logical workspaces" in error_text(refused) and "/srv/acme/api" in error_text(refused)
+    async with http_client(team.url + "/mcp", mode="auto", headers={**auth, "X-Workspace-Id": KEY}) as c:
+        refused = await c.call_tool("get_tables", {})
+        assert refused.structured_content["error"]["code"] == "logical_workspace"
+        assert "not available for logical workspaces" in error_text(refused)
+        bad = await c.call_tool("get_decisions", {"workspace": "acme/../etc"})
+        assert bad.structured_content["error"]["code"] == "invalid_workspace" and "'..'" in error_text(bad)
+        outside = await c.call_tool("get_decisions", {"workspace": "github.com/other/app"})
+        assert outside.structured_content["error"]["code"] == "workspace_access_denied"
+    async with http_client(f"{team.url}/mcp?project_path={KEY}", mode="auto", headers=auth) as c:
+        by_query = ok(await c.call_tool("get_decisions", {}))
+        assert by_query["workspace"] == {"key": KEY, "source": "query"}
+    other = (team.tmp / "other-token").read_text(encoding="utf-8")
+    headers = {"Authorization": f"Bearer {other}", "X-Workspace-Id": KEY}
+    async with http_client(team.url + "/mcp", mode="auto", headers=headers) as c:
+        denied = await c.call_tool("get_decisions", {})
+        assert denied.structured_content["error"]["code"] == "workspace_access_denied"
+
+
+async def test_an_unreachable_team_server_fails_the_call_naming_it_and_writes_nothing_here(tmp_path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    root = clone(tmp_path / "api", "git@github.com:acme/api.git", url)
+    async with front_end(root, tmp_path, "hp_whatever") as client:
+        failed = await client.call_tool("log_decision", {"summary": "lost?"})
+        assert failed.is_error and failed.structured_content["error"]["code"] == "team_server_unavailable"
+        assert url in error_text(failed) and "not served from a local store" in error_text(failed)
+        # The project database needs no team server.
+        ok(await client.call_tool("get_tables", {}))
+    assert not (root / ".homeport" / "homeport.db").exists()
+
+
+async def test_a_missing_token_is_named_before_anything_is_sent_and_a_wrong_one_is_refused(team, tmp_path) -> None:
+    root = clone(tmp_path / "api", "git@github.com:acme/api.git", team.url)
+    async with front_end(root, tmp_path, None) as client:
+        failed = await client.call_tool("get_decisions", {})
+        assert failed.structured_content["error"]["code"] == "config_error"
+        assert "HOMEPORT_TEAM_TOKEN" in error_text(failed)
+    async with front_end(root, tmp_path, "hp_not_a_token") as client:
+        refused = await client.call_tool("log_decision", {"summary": "x"})
+        assert refused.structured_content["error"]["code"] == "team_server_unavailable"
+        assert team.url in error_text(refused) and "hp_not_a_token" not in error_text(refused)
+        assert "HTTP 401" in error_text(refused) and "token was refused" in error_text(refused)
+    assert not (root / ".homeport" / "homeport.db").exists()
