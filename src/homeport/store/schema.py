@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -27,6 +28,7 @@ __all__ = [
     "custom_data",
     "decisions",
     "item_tags",
+    "item_vectors",
     "item_writers",
     "links",
     "metadata",
@@ -159,5 +161,22 @@ item_writers = Table(
     Column("tool", String(100), nullable=True),
     Column("written_at", String(32), nullable=False),
     Index("ix_item_writers_item", "item_type", "item_id"),
+    sqlite_autoincrement=True,
+)
+
+# Search by meaning: one row per chunk of an item's current text, for one embedding model. Rows are
+# only inserted and deleted (never updated), so `id` only grows and (max id, count) names the set of
+# rows exactly (homeport.store.vectors keeps a copy in memory keyed by it). Writing an item deletes
+# its rows in the same transaction; a background worker embeds the item again (homeport.embedding).
+item_vectors = Table(
+    "item_vectors",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("chunk", Integer, nullable=False),
+    Column("model", String(100), nullable=False),
+    Column("vector", LargeBinary, nullable=False),  # float32, little-endian, L2-normalised
+    Index("ix_item_vectors_item", "item_type", "item_id", "model", "chunk"),
     sqlite_autoincrement=True,
 )
