@@ -31,7 +31,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "link": LazyCommand("homeport.cli.memory_graph:link", "Link two items with a relationship."),
     "links": LazyCommand("homeport.cli.memory_graph:links", "Items linked to an item, nearest first."),
-    "search": LazyCommand("homeport.cli.memory_graph:search", "Full-text search over every item type."),
+    "search": LazyCommand("homeport.cli.memory_graph:search", "Search every item type, by words and meaning."),
     "history": LazyCommand("homeport.cli.memory_graph:history", "Earlier versions of the product or active context."),
     "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
     "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),
@@ -43,6 +43,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "tokens": LazyCommand("homeport.cli.access:tokens", "Bearer tokens for `homeport serve --http --auth`."),
     "access": LazyCommand("homeport.cli.access_rules:access", "Explain who may use which workspace and tool."),
     "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
+    "models": LazyCommand("homeport.cli.models:models", "The embedding model of search by meaning."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
 }
 
