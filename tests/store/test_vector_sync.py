@@ -7,6 +7,7 @@ without the semantic extra; what they check is the store and the indexer, not th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 np = pytest.importorskip("numpy", reason="the vector store needs numpy (pip install 'homeport[semantic]')")
 
 from homeport.embedding.indexer import VectorIndexer  # noqa: E402
+from homeport.errors import ItemNotFoundError  # noqa: E402
 from homeport.store import contexts, custom_data, decisions, progress  # noqa: E402
 from homeport.store.chunking import chunk_text, item_text  # noqa: E402
 from homeport.store.database import driver  # noqa: E402
@@ -88,10 +90,8 @@ def run(store, embedder: HashEmbedder, ops) -> None:
         elif op == "data":
             custom_data.log_custom_data(store, "notes", args[0], args[1])
         elif op == "delete_data":
-            try:
+            with contextlib.suppress(ItemNotFoundError):
                 custom_data.delete_custom_data(store, "notes", args[0])
-            except Exception:  # not there: nothing to delete
-                pass
         elif op == "context":
             contexts.update_context(store, "active", content={"notes": args[0]})
         elif op == "embed_some":
