@@ -96,7 +96,7 @@ class SemanticSearch:
             SemanticSearchUnavailableError: mode "semantic" without the extra or a model.
             InvalidItemError: as word search (an empty query, an unknown type, a bad `since`).
         """
-        filters = {"types": types, "tags_any": tags_any, "category": category, "since": since}
+        filters: dict[str, Any] = {"types": types, "tags_any": tags_any, "category": category, "since": since}
         reason = self.unavailable() if mode != "words" else None
         if mode == "semantic" and reason is not None:
             raise SemanticSearchUnavailableError(f"{reason}; or search with mode='words'")

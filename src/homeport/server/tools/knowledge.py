@@ -23,10 +23,10 @@ TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-2
 @CATALOG.tool(
     "memory",
     READ,
-    "Search every item type, best first. mode: auto (default) fuses word and meaning matches, words is "
-    'full-text only (FTS5 syntax works: "exact phrase", prefix*, OR), semantic is by meaning only (needs '
-    "the semantic extra). Returns mode_used and, by meaning, not_yet_embedded (items not findable by "
-    "meaning yet). category narrows to custom data of that category (ProjectGlossary: the glossary).",
+    "Search every item type, best first. mode: auto (default) fuses word and meaning matches; words is "
+    'full-text only (FTS5 syntax works: "exact phrase", prefix*, OR); semantic is by meaning only. Results '
+    "say mode_used and not_yet_embedded. category narrows to custom data of that category (ProjectGlossary: "
+    "the glossary).",
     name="search",
 )
 def search_items(
