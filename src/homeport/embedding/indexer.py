@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 BATCH_ITEMS = 16  # items read per batch; their chunks are embedded in runs of BATCH_CHUNKS
 BATCH_CHUNKS = 32
+# Calls come first: a batch (and the model's loading) waits until no call has touched the indexer for
+# QUIET_S, or MAX_WAIT_S at most, so a steady stream of calls still leaves room for embedding.
+QUIET_S = 0.05
+MAX_WAIT_S = 1.0
 
 
 class VectorIndexer:
@@ -41,6 +45,11 @@ class VectorIndexer:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.failure: str | None = None  # why the indexer stopped for good (the model could not be loaded)
+        self._last_call = 0.0
+
+    def touch(self) -> None:
+        """A call is being served: the next batch waits for a quiet moment (see QUIET_S)."""
+        self._last_call = time.monotonic()
 
     def notice(self, store: Store) -> None:
         """Have `store`'s pending items embedded soon. Never blocks; a full queue drops the notice."""
@@ -86,21 +95,31 @@ class VectorIndexer:
                 if self._stopping.is_set() or self.failure is not None:
                     continue
                 if embedder is None:
+                    self._wait_for_quiet()
                     embedder = self._load_embedder()
                 self._index(store, embedder)
             except HomeportError as exc:
                 if embedder is None:
+                    # No extra or no model: not a fault, search says so where it matters (mode_used, note).
                     self.failure = str(exc)
-                log.warning("embedding items of %s stopped: %s", store.root, exc)
+                    log.debug("search by meaning is off in this process: %s", exc)
+                else:
+                    log.warning("embedding items of %s stopped: %s", store.root, exc)
             except Exception:  # a bug must not end the thread: the next notice tries again
                 log.exception("embedding items of %s failed", store.root)
             finally:
                 self._queue.task_done()
         self._queue.task_done()
 
+    def _wait_for_quiet(self) -> None:
+        deadline = time.monotonic() + MAX_WAIT_S
+        while (now := time.monotonic()) < deadline and now - self._last_call < QUIET_S:
+            self._stopping.wait(QUIET_S)
+
     def _index(self, store: Store, embedder: Embedder) -> None:
         skipped_before: set[tuple[str, int]] = set()
         while not self._stopping.is_set():
+            self._wait_for_quiet()
             items = pending_items(store, embedder.name, limit=BATCH_ITEMS)
             if not items:
                 return

@@ -60,9 +60,15 @@ class SemanticSearch:
         return self._embedder
 
     def notice(self, store: Store, *, wrote: bool) -> None:
-        """After a call used `store`: queue its pending items on a write or on the first call to it."""
-        if not self._background or self.unavailable() is not None:
+        """After a call used `store`: queue its pending items on a write or on the first call to it.
+
+        Costs the call a set lookup: whether the extra and a model are there is found out on the
+        indexer's thread (which then stops for good if they are not).
+        """
+        if not self._background:
             return
+        if self._indexer is not None:
+            self._indexer.touch()
         if not wrote and store.path in self._seen:
             return
         self._seen.add(store.path)
