@@ -201,3 +201,28 @@ def test_the_indexer_stops_for_good_when_the_model_cannot_load_and_says_why(copy
     assert pending_count(store, "hash-8") == 1  # nothing lost: still pending for a process that has the model
     indexer.close()
     store.close()
+
+
+def test_a_store_from_before_vectors_upgrades_with_every_item_pending(tmp_path):
+    from homeport.store import Store, store_path_for
+    from homeport.store.migrate import upgrade
+
+    store_path_for(tmp_path).parent.mkdir()
+    old = Store(tmp_path)
+    upgrade(old.engine, "0002")
+    with old.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO decisions (id, summary, created_at, updated_at) VALUES (1, 'kept', '2026-01-01', '2026-01-01')"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO search_index (rowid, item_type, item_id, title, body, tags) "
+            "VALUES (9, 'decision', 1, 'kept', '', '')"
+        )
+    old.close()
+    store = Store.open(tmp_path, create=False)
+    assert store is not None
+    assert [(i.item_type, i.item_id, i.text) for i in pending_items(store, "hash-8", limit=10)] == [
+        ("decision", 1, "kept")
+    ]
+    assert pending_count(store, "hash-8") == 1
+    store.close()
