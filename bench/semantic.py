@@ -135,7 +135,8 @@ def phase_throughput(count: str) -> dict[str, Any]:
         items = [
             {"summary": f"{TOPICS[i % 8]} #{i}", "rationale": " ".join([TOPICS[(i * 3) % 8]] * 4)} for i in range(n)
         ]
-        batch_log_items(store, "decision", items)
+        for start in range(0, n, 500):  # the batch tool's limit
+            batch_log_items(store, "decision", items[start : start + 500])
         t = time.perf_counter()
         embedder = load_embedder(None)
         load_s = time.perf_counter() - t
