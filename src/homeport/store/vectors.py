@@ -171,7 +171,9 @@ class VectorCache:
             matrix = self._current(raw, store.path, model, int(query.shape[0]))
             if not len(matrix.ids):
                 return []
-            scores = matrix.vectors @ query.astype(np.float32)
+            # einsum, not `@`: BLAS hands a matrix-vector product to its thread pool, which on a busy
+            # machine cost 14 ms for 10,000 vectors where one thread takes 1 ms (measured on 2 cores).
+            scores = np.einsum("ij,j->i", matrix.vectors, query.astype(np.float32))
             window = _FIRST_WINDOW
             while True:
                 ranked = _best_chunk_per_item(scores, matrix.keys, window)
