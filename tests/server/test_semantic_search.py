@@ -148,3 +148,22 @@ async def test_an_unknown_mode_is_refused(runtime_factory, projects):
         ws = Session(c, projects["alpha"])
         message = await ws.error("search", query="x", mode="fuzzy")
         assert "mode" in message
+
+
+async def test_a_damaged_model_is_an_error_by_meaning_and_auto_answers_by_words(runtime_factory, projects, tmp_path):
+    from homeport.embedding.model import model_dir
+
+    data = tmp_path / "data"
+    broken = model_dir(data)
+    broken.mkdir(parents=True)
+    (broken / "model.onnx").write_bytes(b"not a model")
+    (broken / "tokenizer.json").write_text("{}")
+    pytest.importorskip("onnxruntime", reason="the extra is needed to reach the model at all")
+    async with Client(build_server(runtime_factory(data_dir=data))) as c:
+        ws = Session(c, projects["alpha"])
+        await ws.ok("log_decision", summary="SQLite in WAL mode")
+        message = await ws.error("search", query="WAL", mode="semantic")
+        assert "cannot load the embedding model" in message and "homeport models fetch --force" in message
+        auto = await ws.ok("search", query="WAL")
+        assert auto["mode_used"] == "words" and found(auto) == [("decision", 1)]
+        assert "cannot load the embedding model" in auto["note"]

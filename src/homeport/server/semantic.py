@@ -117,7 +117,12 @@ class SemanticSearch:
             return {"results": [], "mode_used": mode, "not_yet_embedded": 0}
         from homeport.store.vectors import VectorCache, VectorFilters, pending_count
 
-        embedder = self.embedder()
+        try:
+            embedder = self.embedder()
+        except SemanticSearchUnavailableError as exc:  # a damaged model: auto still answers, by words
+            if mode == "semantic":
+                raise
+            return {"results": words[:limit], "mode_used": "words", "note": f"searched by words only: {exc}"}
         if self._cache is None:
             with self._lock:
                 if self._cache is None:
