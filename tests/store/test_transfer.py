@@ -17,7 +17,18 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from homeport.errors import HomeportError, InvalidItemError
-from homeport.store import Store, contexts, custom_data, decisions, links, patterns, progress, search, store_path_for
+from homeport.store import (
+    SCHEMA_REVISION,
+    Store,
+    contexts,
+    custom_data,
+    decisions,
+    links,
+    patterns,
+    progress,
+    search,
+    store_path_for,
+)
 from homeport.store.transfer import _collect, export_memory, import_memory
 
 SECTIONS = ["decisions", "progress", "system_patterns", "custom_data", "product_context", "active_context", "links"]
@@ -272,7 +283,7 @@ def test_export_writes_one_file_per_item_type_and_a_manifest(pair):
         "links": 1,
     }
     manifest = json.loads((root / ".homeport/export/manifest.json").read_text())
-    assert manifest["format"] == "json" and manifest["schema_revision"] == "0004"
+    assert manifest["format"] == "json" and manifest["schema_revision"] == SCHEMA_REVISION
     assert [d["id"] for d in json.loads((root / ".homeport/export/decisions.json").read_text())] == [1, 2]
 
 
