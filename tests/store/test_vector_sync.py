@@ -226,3 +226,24 @@ def test_a_store_from_before_vectors_upgrades_with_every_item_pending(tmp_path):
     ]
     assert pending_count(store, "hash-8") == 1
     store.close()
+
+
+def test_nearest_finds_the_item_of_a_vector_and_nothing_below_the_similarity_floor(copy_store, tmp_path):
+    from homeport.store.vectors import MIN_SIMILARITY, VectorCache, VectorFilters
+
+    embedder = HashEmbedder()
+    store = copy_store(tmp_path)
+    ids = [decisions.log_decision(store, f"decision {n}")["id"] for n in range(3)]
+    save_vectors(store, embedder.name, embedded(embedder, pending_items(store, embedder.name, limit=10)))
+    cache = VectorCache()
+    target = embedder.embed(["decision 1"])[0]
+    hits = cache.nearest(store, embedder.name, target, filters=VectorFilters(), limit=10)
+    assert hits[0]["id"] == ids[1] and hits[0]["score"] == pytest.approx(1.0, abs=1e-5)
+    assert all(h["score"] >= MIN_SIMILARITY for h in hits)
+    assert cache.nearest(store, embedder.name, -target, filters=VectorFilters(), limit=10) == []
+    # A delete reaches the copy in memory on the next search.
+    decisions.delete_decision(store, ids[1])
+    assert ids[1] not in [
+        h["id"] for h in cache.nearest(store, embedder.name, target, filters=VectorFilters(), limit=10)
+    ]
+    store.close()

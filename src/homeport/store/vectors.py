@@ -179,13 +179,17 @@ class VectorCache:
             # einsum, not `@`: BLAS hands a matrix-vector product to its thread pool, which on a busy
             # machine cost 14 ms for 10,000 vectors where one thread takes 1 ms (measured on 2 cores).
             scores = np.einsum("ij,j->i", matrix.vectors, query.astype(np.float32))
-            window = _FIRST_WINDOW
-            while True:
+            # Only chunks above the floor can be hits: the window never grows past them (with none, a query
+            # unrelated to everything would otherwise fetch every item of the store).
+            eligible = int(np.count_nonzero(scores >= MIN_SIMILARITY))
+            window = min(_FIRST_WINDOW, eligible)
+            while window:
                 ranked = _best_chunk_per_item(scores, matrix.keys, window)
                 hits = _fetch(raw, ranked, matrix, scores, filters, limit)
-                if len(hits) >= limit or window >= len(scores):
+                if len(hits) >= limit or window >= eligible:
                     return hits
-                window *= 4
+                window = min(window * 4, eligible)
+            return []
 
     def _current(self, raw: Any, path: Path, model: str, dim: int) -> _Matrix:
         import numpy as np
@@ -212,18 +216,24 @@ class VectorCache:
                 if not keep.all():
                     matrix.ids, matrix.keys = matrix.ids[keep], matrix.keys[keep]
                     matrix.chunks, matrix.vectors = matrix.chunks[keep], matrix.vectors[keep]
-            rows = raw.execute(
+            cursor = raw.execute(
                 "SELECT id, item_type, item_id, chunk, vector FROM item_vectors WHERE id > :last AND model = :m",
                 {"last": last, "m": model},
-            ).fetchall()
-            rows = [r for r in rows if len(r[4]) == 4 * dim]
-            if rows:
-                matrix.ids = np.concatenate([matrix.ids, np.array([r[0] for r in rows], dtype=np.int64)])
-                keys = [index_rowid(r[1], int(r[2])) for r in rows]
-                matrix.keys = np.concatenate([matrix.keys, np.array(keys, dtype=np.int64)])
-                matrix.chunks = np.concatenate([matrix.chunks, np.array([r[3] for r in rows], dtype=np.int32)])
-                new = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), dim)
-                matrix.vectors = np.concatenate([matrix.vectors, new.astype(np.float32)])
+            )
+            parts = [(matrix.ids, matrix.keys, matrix.chunks, matrix.vectors)]
+            # Read in slices: the rows of 100,000 vectors as Python objects would double the peak memory.
+            while rows := [r for r in cursor.fetchmany(4096) if len(r[4]) == 4 * dim]:
+                parts.append(
+                    (
+                        np.array([r[0] for r in rows], dtype=np.int64),
+                        np.array([index_rowid(r[1], int(r[2])) for r in rows], dtype=np.int64),
+                        np.array([r[3] for r in rows], dtype=np.int32),
+                        np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), dim),
+                    )
+                )
+            if len(parts) > 1:
+                matrix.ids, matrix.keys, matrix.chunks = (np.concatenate([p[n] for p in parts]) for n in range(3))
+                matrix.vectors = np.concatenate([p[3] for p in parts]).astype(np.float32, copy=False)
             matrix.state = (state[0], state[1])
             return matrix
 
