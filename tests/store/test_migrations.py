@@ -275,7 +275,13 @@ def test_upgrading_from_0002_keeps_the_items_and_records_writers_from_then_on(ba
     from homeport.store import contexts, provenance
 
     upgrade(bare.engine, "0002")
-    before = decisions.log_decision(bare, "written before writers were kept")
+    # Written as the 0002 code wrote it: today's item writes also keep tables of later revisions in step.
+    with sqlite3.connect(bare.path) as conn:
+        conn.execute(
+            "INSERT INTO decisions (id, summary, created_at, updated_at) VALUES (1, ?, ?, ?)",
+            ("written before writers were kept", STAMP_OLD, STAMP_OLD),
+        )
+    before = {"summary": "written before writers were kept"}
     upgrade(bare.engine)
     assert "item_writers" in tables(bare)
     assert [d["summary"] for d in decisions.get_decisions(bare)] == [before["summary"]]
