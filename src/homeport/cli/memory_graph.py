@@ -121,6 +121,13 @@ def links(
 @click.option("--category", help="Only custom data of this category (ProjectGlossary: the glossary).")
 @click.option("--since", help=f"Only items changed since then; {_SINCE_HELP}")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "words", "semantic"]),
+    default="auto",
+    show_default=True,
+    help="words: full text only; semantic: by meaning only (the semantic extra); auto: both, fused.",
+)
 @memory_tool
 def search(
     call: ToolCall,
@@ -130,10 +137,12 @@ def search(
     category: str | None,
     since: str | None,
     limit: int,
+    mode: str,
 ) -> None:
-    """Full-text search over every item type, best first.
+    """Search every item type, best first, by words and (with the semantic extra) by meaning.
 
-    FTS5 syntax works ("exact phrase", prefix*, OR); anything else is searched as plain words.
+    FTS5 syntax works in word search ("exact phrase", prefix*, OR); anything else is searched as
+    plain words.
 
     \b
     Example: homeport search "wal OR journal" --type decision
@@ -146,9 +155,14 @@ def search(
         category=category,
         since=since,
         limit=limit,
+        mode=mode,
     )
 
     def render(console: Console, r: Result) -> None:
+        if r.get("note"):
+            console.print(r["note"], style="dim", soft_wrap=True)
+        if r.get("not_yet_embedded"):
+            console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: only found by words", style="dim")
         if not r["results"]:
             return empty_line(console, f"matches for {query!r}")
         table = item_table("type", "id", "match", "updated")

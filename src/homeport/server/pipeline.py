@@ -352,6 +352,8 @@ class CallPipeline:
             result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
+        if call.store is not None:  # queues items for embedding; never waits for it
+            self.runtime.semantic.notice(call.store, wrote=spec.write)
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
