@@ -37,6 +37,13 @@ def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
 
 
 @CATALOG.tool(
+    DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes"
+)
+def get_item_writes(call: Call, item_type: ItemWithId, item_ids: Annotated[list[IdArg], Field(max_length=500)]) -> Any:
+    return browse.item_writes(call.store, item_type, item_ids)
+
+
+@CATALOG.tool(
     DASHBOARD,
     WRITE_IDEMPOTENT,
     "Correct a decision: the fields given replace the stored ones.",
