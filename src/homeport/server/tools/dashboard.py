@@ -36,9 +36,7 @@ def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
     return browse.get_item(call.store, item_type, item_id)
 
 
-@CATALOG.tool(
-    DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes"
-)
+@CATALOG.tool(DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes")
 def get_item_writes(call: Call, item_type: ItemWithId, item_ids: Annotated[list[IdArg], Field(max_length=500)]) -> Any:
     return browse.item_writes(call.store, item_type, item_ids)
 
