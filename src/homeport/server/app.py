@@ -199,16 +199,30 @@ class _LazyDashboard:
     """The dashboard's app, built on its first request: its templates and Markdown renderer load when
     someone looks, not on every server start."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, bearer: Any) -> None:
         self.runtime = runtime
+        self.bearer = bearer
         self.app: Any = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None:
             from homeport.ui import build_dashboard
 
-            self.app = build_dashboard(self.runtime)
+            self.app = build_dashboard(self.runtime, self.bearer)
         await self.app(scope, receive, send)
+
+
+def _bearer_check(mcp: MCPServer) -> Any:
+    """The check `/mcp` makes of a bearer token (the SDK's backend around the server's own verifier,
+    with its expiry and resource checks), for the dashboard's login cookie; None without auth."""
+    auth, verifier = mcp.settings.auth, mcp._token_verifier
+    if auth is None or verifier is None:
+        return None
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+
+    return BearerAuthBackend(
+        verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None
+    )
 
 
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
@@ -261,5 +275,5 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         else:
             metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
         app.router.routes = [*routes, *metadata]
-    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime)))
+    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime, _bearer_check(mcp))))
     return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -50,10 +51,10 @@ Handler = Callable[[Page], Awaitable[Response]]
 
 
 class Dashboard:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, bearer: BearerAuthBackend | None = None) -> None:
         self.runtime = runtime
         self.pipeline = CallPipeline(runtime)
-        self.guard = DashboardGuard(runtime.settings)
+        self.guard = DashboardGuard(runtime.settings, bearer)
         self.env = environment()
         self.visited: deque[str] = deque(maxlen=20)
 
@@ -66,7 +67,7 @@ class Dashboard:
             self.env,
             read_only=self.runtime.settings.read_only,
             # Under auth the token's agent, as for its MCP calls; else the agent the server acts for.
-            agent=viewer.principal if self.guard.auth else self.runtime.settings.agent,
+            agent=viewer.agent if self.guard.auth else self.runtime.settings.agent,
         )
 
     def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -286,17 +287,18 @@ class Dashboard:
         if not self.guard.auth:
             return RedirectResponse(after, status_code=303)
         anonymous = self._page(request, Viewer("", "login"))
+        jwt = self.runtime.settings.auth_method == "jwt"
         if request.method == "GET":
-            return anonymous.render("login.html", after=after)
+            return anonymous.render("login.html", jwt=jwt, after=after)
         form = await request.form()
         after = _local_path_value(str(form.get("next") or ""))
         csrf = form.get("csrf")
         if not self.guard.form_token_valid("login", csrf if isinstance(csrf, str) else None):
-            return anonymous.render("login.html", 403, after=after, failed="the form is stale; try again")
+            return anonymous.render("login.html", 403, jwt=jwt, after=after, failed="the form is stale; try again")
         token = str(form.get("token") or "").strip()
-        agent = await self.guard.verify(token) if token else None
-        if agent is None:
-            return anonymous.render("login.html", 401, after=after, failed="that token is not valid (or was revoked)")
+        if (await self.guard.verify(token) if token else None) is None:
+            failed = "that token is not valid here (unknown, revoked, expired, or for another server)"
+            return anonymous.render("login.html", 401, jwt=jwt, after=after, failed=failed)
         response = RedirectResponse(after, status_code=303)
         response.set_cookie(
             COOKIE, token, httponly=True, samesite="strict", path="/ui", secure=request.url.scheme == "https"
@@ -386,9 +388,9 @@ class Dashboard:
             e["written_by"] = matching[-1] if matching else None
 
 
-def build_dashboard(runtime: Runtime) -> Starlette:
-    """The dashboard's ASGI app, to mount at /ui."""
-    d = Dashboard(runtime)
+def build_dashboard(runtime: Runtime, bearer: BearerAuthBackend | None = None) -> Starlette:
+    """The dashboard's ASGI app, to mount at /ui; `bearer` is the check `/mcp` makes of a token."""
+    d = Dashboard(runtime, bearer)
     app = Starlette(
         routes=[
             Route("/", d.page(d.workspaces)),

@@ -48,8 +48,11 @@ class Page:
         validated = spec.validate(arguments)
         if ws:
             validated["workspace"] = ws
-        # A call from a browser: the principal its cookie (or the local user) names; no roots, no session.
-        request = LocalRequest(principal=self.viewer.principal, agent=self.agent, client=DASHBOARD_CLIENT)
+        # A call from a browser: the principal its cookie (or the local user) names, with its token's
+        # claims for the access rules; no roots, no session.
+        request = LocalRequest(
+            principal=self.viewer.principal, agent=self.agent, claims=self.viewer.claims, client=DASHBOARD_CLIENT
+        )
         result: dict[str, Any] = await self.pipeline.call(spec, validated, request)
         return result
 
