@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
+from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -17,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from homeport import __version__
 from homeport.errors import ConfigError
 from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-from homeport.server.catalog import CATALOG
+from homeport.server.catalog import CATALOG, DASHBOARD
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
@@ -44,14 +45,23 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
     return await call_next(ctx)
 
 
+class _Server(MCPServer):
+    """The dashboard's tools are served but never listed: a dashboard whose workspace another
+    instance owns (the daemon) sends its calls there like any other, and no client pays for their
+    descriptions in its tool list."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [tool for tool in await super().list_tools() if CATALOG[tool.name].group != DASHBOARD]
+
+
 def build_server(runtime: Runtime) -> MCPServer:
-    return MCPServer(
+    return _Server(
         "homeport",
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_roots_changed],
         log_level="WARNING",
-        tools=build_tools(CATALOG.in_groups(runtime.settings.tool_groups), runtime),
+        tools=build_tools(CATALOG.in_groups((*runtime.settings.tool_groups, DASHBOARD)), runtime),
         **_auth_options(runtime),
     )
 

@@ -1,6 +1,7 @@
 """The dashboard's own reads and its correction of a decision, in the `dashboard` group: they run
 through the pipeline like every tool (resolution, guards, the caller's access) and are never
-offered to MCP clients, whose tool list costs context on every turn."""
+listed to MCP clients, whose tool list costs context on every turn. A server still answers them,
+so that a dashboard whose workspace another instance owns (the daemon) forwards them there."""
 
 from __future__ import annotations
 
