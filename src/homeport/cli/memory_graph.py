@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import click
 from rich.console import Console
@@ -185,7 +185,7 @@ def search(
 def history(
     call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None, after: str | None
 ) -> None:
-    """Earlier versions of the product or active context, newest first.
+    """Earlier versions of the product or active context, newest first, with who wrote each.
 
     \b
     Example: homeport history active_context --limit 3
@@ -198,12 +198,24 @@ def history(
     def render(console: Console, r: Result) -> None:
         if not r["versions"]:
             return empty_line(console, f"versions of the {kind} context")
-        table = item_table("v", "changed", "content")
+        table = item_table("v", "changed", "written by", "content")
         for v in r["versions"]:
-            table.add_row(str(v["version"]), when(v["changed_at"]), Text(inline_json(v["content"])))
+            table.add_row(
+                str(v["version"]), when(v["changed_at"]), _writer(v["written_by"]), Text(inline_json(v["content"]))
+            )
         console.print(table)
 
     call.show(result, render)
+
+
+def _writer(writer: dict[str, Any] | None) -> Text:
+    """`ada`, then (dim) `claude-code 2.0` and `update_active_context` under it; "not recorded" for
+    versions from before writers were recorded."""
+    if writer is None:
+        return Text("not recorded", style="dim")
+    client = " ".join(x for x in (writer["client"], writer["client_version"]) if x)
+    detail = "\n".join(x for x in (client, writer["tool"]) if x)
+    return Text(writer["principal"]) + (Text("\n" + detail, style="dim") if detail else Text())
 
 
 @click.command()
