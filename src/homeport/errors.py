@@ -24,8 +24,9 @@ and the CLI into one line on stderr with a non-zero exit.
     │   └── ToolNotAllowedError        the access rules' tool allowlist of the caller does not list the tool
     ├── StoreError                     the memory store failed
     │   ├── ItemNotFoundError          an id or key that does not exist
-    │   └── InvalidItemError           an argument that does not make a valid item
-    │       └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
+    │   ├── InvalidItemError           an argument that does not make a valid item
+    │   │   └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
+    │   └── SemanticSearchUnavailableError  search by meaning without its extra or model (names the fix)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
     ├── ProjectDatabaseError           the project's own database
@@ -64,6 +65,7 @@ __all__ = [
     "QuerySyntaxError",
     "RegistryError",
     "SecretDetectedError",
+    "SemanticSearchUnavailableError",
     "StoreError",
     "TeamServerUnavailableError",
     "ToolNotAllowedError",
@@ -171,6 +173,10 @@ class StoreTooNewError(StoreError):
     """The store was migrated by a newer Homeport: its revision is unknown to this one."""
 
     code = "store_too_new"
+
+
+class SemanticSearchUnavailableError(StoreError):
+    code = "semantic_unavailable"
 
 
 class InternalError(HomeportError):

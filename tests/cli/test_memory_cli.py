@@ -451,7 +451,8 @@ async def test_json_output_is_what_the_mcp_tool_returns(runner, project, server_
         for tool, args, command in (
             ("get_decisions", {}, ("decisions", "list")),
             ("get_progress", {"tree": True}, ("progress", "tree")),
-            ("search", {"query": "wal"}, ("search", "wal")),
+            # By words: how many items wait for embedding depends on the server's background thread.
+            ("search", {"query": "wal", "mode": "words"}, ("search", "wal", "--mode", "words")),
         ):
             r = await c.call_tool(tool, {**args, "workspace": str(project)})
             from_mcp = {k: v for k, v in r.structured_content.items() if k != "workspace"}
@@ -521,3 +522,30 @@ def test_an_oversized_custom_data_value_fails_naming_the_limit_and_is_not_stored
     line = fails(runner, "data", "set", "blobs", "big", json.dumps({"x": "y" * 1_000_000}))
     assert "value" in line and "1,000,000" in line and len(line) < 400
     assert call(runner, "data", "get")["items"] == []
+
+
+def test_history_says_who_wrote_each_version(runner, project):
+    from homeport import __version__
+    from homeport.store import StoreCache, contexts
+
+    run(runner, "context", "set", "active", '{"focus": "search"}')
+    cache = StoreCache()  # a version written straight to the store, as before writers were recorded
+    try:
+        contexts.update_context(cache.get(project, create=True), "active", patch={"focus": "export"})
+    finally:
+        cache.close()
+    run(runner, "context", "patch", "active", '{"next": "ranking"}')
+    table = runner.invoke(cli, ["history", "active_context"])
+    assert table.exit_code == 0, table.output
+    rows = {line.split()[0]: line for line in table.stdout.splitlines() if line.strip()[:1].isdigit()}
+    lines = table.stdout.splitlines()
+    assert any("written by" in line for line in lines), table.stdout
+    assert "local" in rows["3"] and "local" in rows["1"] and "not recorded" in rows["2"], table.stdout
+    below = lines[lines.index(rows["3"]) + 1 : lines.index(rows["2"])]
+    assert f"homeport {__version__}" in below[0] and "update_active_context" in below[1], table.stdout
+    versions = call(runner, "history", "active_context")["versions"]
+    assert [v["written_by"] for v in versions] == [
+        {"principal": "local", "client": "homeport", "client_version": __version__, "tool": "update_active_context"},
+        None,
+        {"principal": "local", "client": "homeport", "client_version": __version__, "tool": "update_active_context"},
+    ]

@@ -196,3 +196,59 @@ def test_shell_commands_use_the_daemon_and_work_locally_when_it_is_stopped_or_re
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout)["workspace"]["source"] != "header"
     assert [d["summary"] for d in json.loads(after.stdout)["decisions"]] == ["from the shell"]
+
+
+def test_homeport_ui_forwards_its_calls_to_the_daemon_that_owns_the_project(setup) -> None:
+    import re
+    import threading
+
+    import httpx2
+
+    from homeport import __version__
+
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    added = homeport(state, "decisions", "add", "Use WAL", "--json", cwd=project)
+    assert added.returncode == 0 and json.loads(added.stdout)["workspace"]["source"] == "header", added.stderr
+    decision = json.loads(added.stdout)["id"]
+    before = daemon_status(state, base)[1]["calls"]
+    assert isinstance(before, int)
+    ui = subprocess.Popen(
+        [sys.executable, "-c", CLI_BOOT, "ui", "--no-browser", "--port", "0"],
+        cwd=project,
+        env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line: list[str] = []
+        reader = threading.Thread(target=lambda: line.append(ui.stdout.readline() if ui.stdout else ""), daemon=True)
+        reader.start()
+        reader.join(timeout=DEADLINE_S)
+        found = re.match(r"homeport ui: (http://127\.0\.0\.1:\d+)/ui/", line[0] if line else "")
+        assert found, (line, ui.poll())
+        with httpx2.Client(base_url=found.group(1), timeout=30) as http:
+            page = http.get("/ui/w", params={"ws": str(project)})
+            assert page.status_code == 200 and "Use WAL" in page.text, page.text
+            assert daemon_status(state, base)[1]["calls"] > before  # the page's reads went to the daemon
+            item = http.get("/ui/item", params={"ws": str(project), "type": "decision", "id": decision})
+            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', item.text)
+            assert item.status_code == 200 and csrf, item.text
+            form = {"ws": str(project), "type": "decision", "id": str(decision), "csrf": csrf.group(1)}
+            saved = http.post("/ui/edit", data={**form, "summary": "Use SQLite in WAL mode", "confirm": "1"})
+            assert saved.status_code == 303, saved.text
+            history = http.get(saved.headers["location"]).text.split('id="history"')[1].split("</section>")[0]
+            # The daemon recorded the caller's own client, not the forwarding process.
+            changed, created = history.split("<li>")[1:3]
+            assert "homeport-dashboard" in changed and "update_decision" in changed, history
+            assert f"homeport {__version__}" in created and "log_decision" in created, history  # the shell
+            assert "homeport-forwarder" not in history
+        # The daemon served the correction: a shell command it answers sees it.
+        listed = homeport(state, "decisions", "list", "--json", cwd=project)
+        assert json.loads(listed.stdout)["workspace"]["source"] == "header"
+        assert [d["summary"] for d in json.loads(listed.stdout)["decisions"]] == ["Use SQLite in WAL mode"]
+        assert daemon_status(state, base)[1]["errors"] == 0
+    finally:
+        ui.terminate()
+        ui.communicate(timeout=15)

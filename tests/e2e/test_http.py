@@ -217,11 +217,13 @@ async def test_ten_concurrent_clients_each_write_only_into_their_own_workspace(s
             got = ok(await client.call_tool("get_decisions", {"limit": 1000}))
             assert got["workspace"] == {"root": str(projects[i]), "source": "header"}
             found[i] = got["decisions"]
-            own = ok(await client.call_tool("search", {"query": markers[i], "limit": 200}))
+            own = ok(await client.call_tool("search", {"query": markers[i], "limit": 200, "mode": "words"}))
             assert len(own["results"]) == WRITES_PER_CLIENT, own
             for j in range(CLIENTS):
                 if j != i:
-                    leaks[(i, j)] = ok(await client.call_tool("search", {"query": markers[j]}))["results"]
+                    leaks[(i, j)] = ok(await client.call_tool("search", {"query": markers[j], "mode": "words"}))[
+                        "results"
+                    ]
 
     with anyio.fail_after(90):
         async with anyio.create_task_group() as tg:

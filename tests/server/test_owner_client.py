@@ -63,3 +63,16 @@ def test_the_request_is_one_stateless_call_with_the_eras_headers_and_envelope():
     meta = message["params"]["_meta"]
     assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert meta["io.modelcontextprotocol/clientCapabilities"] == {}  # so the owner never asks anything back
+
+
+def test_the_envelope_names_the_callers_own_client_so_the_owner_records_it_as_the_writers():
+    def client_of(body: bytes) -> dict:
+        return json.loads(body)["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]
+
+    assert client_of(_request("log_decision", {}, ("homeport-dashboard", "1.2"))[0]) == {
+        "name": "homeport-dashboard",
+        "version": "1.2",
+    }
+    # A caller whose client sent no name: the forwarder names itself rather than nobody.
+    assert client_of(_request("log_decision", {}, (None, None))[0])["name"] == "homeport-forwarder"
+    assert client_of(_request("log_decision", {})[0])["name"] == "homeport-forwarder"

@@ -27,7 +27,7 @@ CONTRACT = {
     "log_system_pattern": ["name", "description", "tags", "allow_secrets", "workspace"],
     "get_system_patterns": ["tags_any", "tags_all", "limit", "workspace"],
     "delete_system_pattern": ["pattern_id", "workspace"],
-    "search": ["query", "types", "limit", "tags_any", "category", "since", "workspace"],
+    "search": ["query", "types", "limit", "tags_any", "category", "since", "mode", "workspace"],
     "link_items": [
         "source_type",
         "source_id",

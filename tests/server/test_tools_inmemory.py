@@ -203,7 +203,7 @@ async def test_reads_do_not_create_a_store(server_factory, projects, mode):
         for tool in ("get_decisions", "get_progress", "get_custom_data", "get_active_context", "get_product_context"):
             r = await c.call_tool(tool, {"workspace": str(projects["alpha"])})
             assert not r.is_error
-        r = await c.call_tool("search", {"query": "x", "workspace": str(projects["alpha"])})
+        r = await c.call_tool("search", {"query": "x", "mode": "words", "workspace": str(projects["alpha"])})
         assert r.structured_content["results"] == []
     assert not (projects["alpha"] / ".homeport").exists()
 
@@ -239,7 +239,7 @@ async def test_progress_and_search_round_trip(server_factory, projects, mode):
         assert r.structured_content["status"] == "DONE"
         r = await c.call_tool("get_progress", {"parent_id": parent["id"], "workspace": ws})
         assert [p["id"] for p in r.structured_content["progress"]] == [child["id"]]
-        r = await c.call_tool("search", {"query": "guards", "workspace": ws})
+        r = await c.call_tool("search", {"query": "guards", "mode": "words", "workspace": ws})
         assert r.structured_content["results"][0] | {"score": 0, "updated_at": 0} == {
             "type": "progress",
             "id": child["id"],

@@ -95,7 +95,7 @@ async def test_deleting_a_pattern_says_what_went_and_removes_its_links_and_index
         assert out["deleted"]["name"] == "Outbox" and out["deleted"]["tags"] == ["events"]
         assert out["deleted"]["type"] == "system_pattern" and out["links_removed"] == 1
         assert (await ws.ok("get_linked_items", item_type="decision", item_id=d["id"]))["items"] == []
-        assert (await ws.ok("search", query="events"))["results"] == []
+        assert (await ws.ok("search", mode="words", query="events"))["results"] == []
         assert (await ws.ok("get_system_patterns", tags_any=["events"]))["system_patterns"] == []
         text = await ws.error("delete_system_pattern", pattern_id=p["id"])
         assert f"system pattern {p['id']} does not exist" in text and "[item_not_found]" in text
@@ -113,7 +113,7 @@ async def test_deleting_decisions_and_custom_data_returns_what_was_removed(conne
         out = await ws.ok("delete_custom_data", category="ProjectGlossary", key="WAL")
         assert out["deleted"]["value"] == {"meaning": "write-ahead log"} and out["deleted"]["key"] == "WAL"
         assert (await ws.ok("get_custom_data"))["items"] == []
-        assert (await ws.ok("search", query="WAL"))["results"] == []
+        assert (await ws.ok("search", mode="words", query="WAL"))["results"] == []
         assert "decision 4242 does not exist" in await ws.error("delete_decision", decision_id=4242)
         text = await ws.error("delete_custom_data", category="ProjectGlossary", key="nope")
         assert "'ProjectGlossary'" in text and "'nope'" in text
@@ -175,7 +175,7 @@ async def test_deleting_progress_with_children_needs_cascade_which_removes_the_s
         out = await ws.ok("delete_progress", progress_id=ids["root"], cascade=True)
         assert sorted(p["id"] for p in out["deleted"]) == sorted([ids["root"], ids["a"], ids["a1"], ids["b"]])
         assert [p["id"] for p in (await ws.ok("get_progress"))["progress"]] == [ids["other"]]
-        assert (await ws.ok("search", query="symlinks"))["results"] == []
+        assert (await ws.ok("search", mode="words", query="symlinks"))["results"] == []
         assert f"progress_id {ids['root']}" in await ws.error("delete_progress", progress_id=ids["root"])
 
 
@@ -332,7 +332,7 @@ async def test_search_ranks_titles_first_highlights_and_filters(connect, project
         task = await ws.ok("log_progress", status="TODO", description="measure checkpoint time")
         term = await ws.ok("log_custom_data", category="ProjectGlossary", key="checkpoint", value="WAL to db file")
         await ws.ok("log_custom_data", category="notes", key="checkpoint", value="another note")
-        results = (await ws.ok("search", query="checkpoint"))["results"]
+        results = (await ws.ok("search", mode="words", query="checkpoint"))["results"]
         order = [(r["type"], r["id"]) for r in results]
         assert order.index(("decision", title["id"])) < order.index(("decision", body["id"]))
         by_id = {(r["type"], r["id"]): r for r in results}
@@ -340,7 +340,9 @@ async def test_search_ranks_titles_first_highlights_and_filters(connect, project
         assert by_id[("decision", title["id"])]["title"] == "Checkpoint every minute"
 
         async def found(**kw) -> list[tuple[str, int]]:
-            return [(r["type"], r["id"]) for r in (await ws.ok("search", query="checkpoint", **kw))["results"]]
+            return [
+                (r["type"], r["id"]) for r in (await ws.ok("search", mode="words", query="checkpoint", **kw))["results"]
+            ]
 
         assert await found(types=["progress"]) == [("progress", task["id"])]
         assert await found(tags_any=["DB"]) == [("decision", body["id"])]
@@ -375,7 +377,7 @@ async def test_search_queries_fts5_cannot_parse_are_answered_not_refused(connect
             "🚀",
             "'; DROP TABLE decisions; --",
         ]:
-            results = (await ws.ok("search", query=query))["results"]
+            results = (await ws.ok("search", mode="words", query=query))["results"]
             if query in ("wal OR", "col:wal", "-wal", "café", "日本語"):
                 assert [(r["type"], r["id"]) for r in results] == [("decision", d["id"])], query
         text = await ws.error("search", query="   ")
@@ -556,7 +558,7 @@ async def test_export_then_import_into_an_empty_workspace_round_trips(connect, p
         assert [i["type"] for i in (await b.ok("get_linked_items", item_type="decision", item_id=1))["items"]] == [
             "system_pattern"
         ]
-        assert [r["type"] for r in (await b.ok("search", query="heading"))["results"]] == ["decision"]
+        assert [r["type"] for r in (await b.ok("search", mode="words", query="heading"))["results"]] == ["decision"]
 
 
 @MODES
@@ -574,7 +576,7 @@ async def test_import_merges_by_default_and_replace_empties_first(connect, proje
         out = await b.ok("import", input_dir="in", mode="replace")
         assert out["mode"] == "replace"
         assert [d["summary"] for d in (await b.ok("get_decisions"))["decisions"]] == ["exported"]
-        assert (await b.ok("search", query="local"))["results"] == []
+        assert (await b.ok("search", mode="words", query="local"))["results"] == []
 
 
 @MODES

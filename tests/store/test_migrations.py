@@ -29,6 +29,7 @@ from homeport.store.transfer import _collect, export_memory, import_memory
 NEW_IN_0002 = {"system_patterns", "links"}
 NEW_IN_0004 = {"item_uids"}  # 0003 adds PostgreSQL's search index only
 NEW_IN_0005 = {"item_writers"}
+NEW_IN_0006 = {"item_vectors"}
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
 
 
@@ -60,7 +61,7 @@ def index_columns(store: Store) -> list[str]:
 def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
-    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | {"alembic_version"}
+    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | {"alembic_version"}
     assert index_columns(bare) == ["item_type", "item_id", "category", "updated_at", "title", "body", "tags"]
     d = decisions.log_decision(bare, "works at head", tags=["t"])
     p = patterns.log_system_pattern(bare, "p", "d")
@@ -258,7 +259,7 @@ def test_downgrade_to_0001_keeps_the_old_items_and_upgrading_again_reindexes_the
     links.link_items(bare, "decision", d["id"], "system_pattern", p["id"], "implements")
     before = _collect(bare)
     downgrade(bare.engine, "0001")
-    assert revision(bare) == "0001" and not tables(bare) & NEW_IN_0002
+    assert revision(bare) == "0001" and not tables(bare) & (NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006)
     assert "category" not in index_columns(bare)
     upgrade(bare.engine)
     after = _collect(bare)
@@ -278,11 +279,11 @@ def test_upgrading_from_0002_keeps_the_items_and_records_writers_from_then_on(ba
     from homeport.store import contexts, provenance
 
     upgrade(bare.engine, "0002")
-    with bare.engine.begin() as conn:  # as the 0002 code wrote it
-        conn.exec_driver_sql(
-            "INSERT INTO decisions (id, summary, rationale, implementation_details, created_at, updated_at) "
-            "VALUES (1, 'written before writers were kept', NULL, NULL, ?, ?)",
-            (STAMP_OLD, STAMP_OLD),
+    # Written as the 0002 code wrote it: today's item writes also keep tables of later revisions in step.
+    with sqlite3.connect(bare.path) as conn:
+        conn.execute(
+            "INSERT INTO decisions (id, summary, created_at, updated_at) VALUES (1, ?, ?, ?)",
+            ("written before writers were kept", STAMP_OLD, STAMP_OLD),
         )
     upgrade(bare.engine)
     assert "item_writers" in tables(bare)

@@ -190,6 +190,7 @@ def test_migrate_brings_every_workspace_to_head_and_says_so(store_postgres_url):
         conn.execute(f"DROP TABLE {schema}.search_index")
         conn.execute(f"DROP TABLE {schema}.item_uids")
         conn.execute(f"DROP TABLE {schema}.item_writers")
+        conn.execute(f"DROP TABLE {schema}.item_vectors")
         conn.execute(f"UPDATE {schema}.alembic_version SET version_num = '0002'")
         conn.execute("UPDATE homeport.workspaces SET revision = '0002'")
     done = subprocess.run([HOMEPORT, "migrate", "--store", url], capture_output=True, text=True, timeout=60)
@@ -215,6 +216,10 @@ async def test_the_memory_tools_work_on_a_postgres_store(server_factory, project
         r = await c.call_tool("search", {"query": "postgresql", "workspace": ws})
         assert not r.is_error, r.content
         assert [h["type"] for h in r.structured_content["results"]] == ["decision"]
+        # Vectors are kept in SQLite stores only: auto answers by words and says why, semantic refuses.
+        assert r.structured_content["mode_used"] == "words" and "PostgreSQL" in r.structured_content["note"]
+        r = await c.call_tool("search", {"query": "postgresql", "mode": "semantic", "workspace": ws})
+        assert r.is_error and "PostgreSQL" in r.content[0].text
         r = await c.call_tool("get_decisions", {"workspace": str(projects["beta"])})
         assert r.structured_content["decisions"] == []
     assert not store_path_for(projects["alpha"]).exists()  # nothing was written beside the project

@@ -217,7 +217,15 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     assert len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li")) == versions + 1
     newest = browser.find_element(By.CSS_SELECTOR, "ol.versions > li")
     assert "Review the dashboard screenshots" in newest.find_element(By.CSS_SELECTOR, ".d-add").text
+    # Who wrote it: the dashboard's user, with the dashboard as the client and the tool it called.
+    author = newest.find_element(By.CSS_SELECTOR, ".version-head .author").text
+    assert "local" in author and "homeport-dashboard" in author and "update_active_context" in author, author
+    older = browser.find_elements(By.CSS_SELECTOR, "ol.versions > li .version-head .author")[1:]
+    assert older and all(a.text == "author not recorded" for a in older)  # seeded straight into the store
     shoot(browser, shots, "edited")
+    browser.get(f"{origin}/ui/activity?ws={root}")
+    assert "homeport-dashboard" in browser.find_element(By.CSS_SELECTOR, "ol.timeline li").text
+    shoot(browser, shots, "activity-after-edit")
 
     browser.get(f"{origin}/ui/item?ws={root}&type=decision&id={served['items']['pipeline']['id']}")
     browser.find_element(By.LINK_TEXT, "Delete…").click()

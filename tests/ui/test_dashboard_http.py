@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
 
+from homeport.server.catalog import CATALOG
+from homeport.server.pipeline import CallPipeline, LocalRequest
 from homeport.store import decisions
 
 from ._seed import seed
@@ -255,3 +258,49 @@ async def test_a_correction_is_shown_as_a_diff_and_changes_nothing_until_confirm
     assert saved.status_code == 303
     after = await client.get(saved.headers["location"])
     assert "status-done" in after.text.split("Fields")[1].split("</dl>")[0]
+
+
+def history_of(html: str) -> str:
+    return html.split('id="history"')[1].split("</section>")[0]
+
+
+async def test_item_history_and_activity_say_who_wrote_each_version(make_app, client_for, project: Path):
+    app, runtime = make_app()
+    items = seed(runtime, project)  # written straight to the store: no writer recorded
+    client = client_for(app)
+    address = {"ws": str(project), "type": "decision", "id": str(items["wal"]["id"])}
+    before = history_of((await client.get("/ui/item", params=address)).text)
+    assert "author not recorded" in before and "homeport-dashboard" not in before
+    # An agent's call through the pipeline, as an MCP client would make it.
+    spec = CATALOG["log_decision"]
+    request = LocalRequest(principal="ada", client=("claude-code", "2.0.1"))
+    arguments = {**spec.validate({"summary": "Cache the tool list"}), "workspace": str(project)}
+    logged = await CallPipeline(runtime).call(spec, arguments, request)
+    fresh = history_of(
+        (await client.get("/ui/item", params={**address, "id": str(logged["id"])})).text.replace("\n", " ")
+    )
+    assert "created" in fresh and "ada" in fresh and "claude-code 2.0.1" in fresh and "log_decision" in fresh
+    assert "author not recorded" not in fresh
+    # A correction made in the dashboard names the dashboard as the client, as the principal it runs as.
+    time.sleep(0.2)  # later than the seed's creation by more than the moment a write takes
+    page = await client.get("/ui/item", params=address)
+    form = {**address, "csrf": csrf_of(page.text), "confirm": "1", "summary": "Use WAL", "tags": "db"}
+    assert (await client.post("/ui/edit", data=form)).status_code == 303
+    after = history_of((await client.get("/ui/item", params=address)).text)
+    changed, created = after.split("<li>")[1:3]
+    assert "changed" in changed and "homeport-dashboard" in changed and "update_decision" in changed
+    assert '<strong class="principal">local</strong>' in changed
+    assert "created" in created and "author not recorded" in created  # the seed's write stays unattributed
+    # Contexts: each version names its writer, the seeded ones none.
+    context = {"ws": str(project), "type": "active_context", "id": "1"}
+    edit = {**context, "csrf": form["csrf"], "confirm": "1", "content": '{"focus": "Release"}'}
+    assert (await client.post("/ui/edit", data=edit)).status_code == 303
+    versions = history_of((await client.get("/ui/item", params=context)).text).split("<li>")[1:]
+    assert "version 3" in versions[0] and "homeport-dashboard" in versions[0] and "update_active_context" in versions[0]
+    assert all("author not recorded" in v for v in versions[1:]) and len(versions) == 3
+    # The timeline says who made each change it lists.
+    timeline = (await client.get("/ui/activity", params={"ws": str(project)})).text
+    rows = {row.split("</a>")[0].rsplit(">", 1)[-1]: row for row in timeline.split("<li ")[1:]}
+    assert "claude-code 2.0.1" in rows["Cache the tool list"] and "ada" in rows["Cache the tool list"]
+    assert "homeport-dashboard" in rows["Use WAL"]
+    assert "author not recorded" in rows["Build the dashboard"]

@@ -31,7 +31,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "link": LazyCommand("homeport.cli.memory_graph:link", "Link two items with a relationship."),
     "links": LazyCommand("homeport.cli.memory_graph:links", "Items linked to an item, nearest first."),
-    "search": LazyCommand("homeport.cli.memory_graph:search", "Full-text search over every item type."),
+    "search": LazyCommand("homeport.cli.memory_graph:search", "Search every item type, by words and meaning."),
     "history": LazyCommand("homeport.cli.memory_graph:history", "Earlier versions of the product or active context."),
     "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
     "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),
@@ -45,6 +45,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "hooks": LazyCommand("homeport.cli.hooks:hooks", "Start an agent's session with the project's context."),
     "copy": LazyCommand("homeport.cli.copy:copy", "Copy one workspace's memory between SQLite and PostgreSQL."),
     "migrate": LazyCommand("homeport.cli.migrate:migrate", "Bring a store's schema to this version's revision."),
+    "models": LazyCommand("homeport.cli.models:models", "The embedding model of search by meaning."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
 }
 

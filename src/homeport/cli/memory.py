@@ -115,7 +115,8 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
             allow_roots=allow_roots,
             require_explicit_workspace=require_explicit_workspace,
         )
-        settings = dataclasses.replace(settings, use_daemon=not no_daemon)
+        # background_embedding off: the command exits right away, before a model would have loaded.
+        settings = dataclasses.replace(settings, use_daemon=not no_daemon, background_embedding=False)
         allow_secrets = bool(kwargs.pop("allow_secrets", False))
         return fn(ToolCall(settings, as_json=as_json, allow_secrets=allow_secrets), *args, **kwargs)
 

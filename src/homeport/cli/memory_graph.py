@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import click
 from rich.console import Console
@@ -121,6 +121,13 @@ def links(
 @click.option("--category", help="Only custom data of this category (ProjectGlossary: the glossary).")
 @click.option("--since", help=f"Only items changed since then; {_SINCE_HELP}")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "words", "semantic"]),
+    default="auto",
+    show_default=True,
+    help="words: full text only; semantic: by meaning only (the semantic extra); auto: both, fused.",
+)
 @memory_tool
 def search(
     call: ToolCall,
@@ -130,10 +137,12 @@ def search(
     category: str | None,
     since: str | None,
     limit: int,
+    mode: str,
 ) -> None:
-    """Full-text search over every item type, best first.
+    """Search every item type, best first, by words and (with the semantic extra) by meaning.
 
-    FTS5 syntax works ("exact phrase", prefix*, OR); anything else is searched as plain words.
+    FTS5 syntax works in word search ("exact phrase", prefix*, OR); anything else is searched as
+    plain words.
 
     \b
     Example: homeport search "wal OR journal" --type decision
@@ -146,9 +155,14 @@ def search(
         category=category,
         since=since,
         limit=limit,
+        mode=mode,
     )
 
     def render(console: Console, r: Result) -> None:
+        if r.get("note"):
+            console.print(r["note"], style="dim", soft_wrap=True)
+        if r.get("not_yet_embedded"):
+            console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: only found by words", style="dim")
         if not r["results"]:
             return empty_line(console, f"matches for {query!r}")
         table = item_table("type", "id", "match", "updated")
@@ -171,7 +185,7 @@ def search(
 def history(
     call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None, after: str | None
 ) -> None:
-    """Earlier versions of the product or active context, newest first.
+    """Earlier versions of the product or active context, newest first, with who wrote each.
 
     \b
     Example: homeport history active_context --limit 3
@@ -184,12 +198,24 @@ def history(
     def render(console: Console, r: Result) -> None:
         if not r["versions"]:
             return empty_line(console, f"versions of the {kind} context")
-        table = item_table("v", "changed", "content")
+        table = item_table("v", "changed", "written by", "content")
         for v in r["versions"]:
-            table.add_row(str(v["version"]), when(v["changed_at"]), Text(inline_json(v["content"])))
+            table.add_row(
+                str(v["version"]), when(v["changed_at"]), _writer(v["written_by"]), Text(inline_json(v["content"]))
+            )
         console.print(table)
 
     call.show(result, render)
+
+
+def _writer(writer: dict[str, Any] | None) -> Text:
+    """`ada`, then (dim) `claude-code 2.0` and `update_active_context` under it; "not recorded" for
+    versions from before writers were recorded."""
+    if writer is None:
+        return Text("not recorded", style="dim")
+    client = " ".join(x for x in (writer["client"], writer["client_version"]) if x)
+    detail = "\n".join(x for x in (client, writer["tool"]) if x)
+    return Text(writer["principal"]) + (Text("\n" + detail, style="dim") if detail else Text())
 
 
 @click.command()

@@ -11,6 +11,7 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.mcpserver import RequestStateSecurity
 from mcp.server.request_state import AESGCMRequestStateCodec
+from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -19,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from homeport import __version__
 from homeport.errors import ConfigError
 from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-from homeport.server.catalog import CATALOG
+from homeport.server.catalog import CATALOG, DASHBOARD
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools
@@ -49,14 +50,23 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
     return await call_next(ctx)
 
 
+class _Server(MCPServer):
+    """The dashboard's tools are served but never listed: a dashboard whose workspace another
+    instance owns (the daemon) sends its calls there like any other, and no client pays for their
+    descriptions in its tool list."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [tool for tool in await super().list_tools() if CATALOG[tool.name].group != DASHBOARD]
+
+
 def build_server(runtime: Runtime) -> MCPServer:
-    return MCPServer(
+    return _Server(
         "homeport",
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_roots_changed],
         log_level="WARNING",
-        tools=build_tools(CATALOG.in_groups(runtime.settings.tool_groups), runtime),
+        tools=build_tools(CATALOG.in_groups((*runtime.settings.tool_groups, DASHBOARD)), runtime),
         **_auth_options(runtime),
         **_request_state_options(runtime),
     )
@@ -234,16 +244,30 @@ class _LazyDashboard:
     """The dashboard's app, built on its first request: its templates and Markdown renderer load when
     someone looks, not on every server start."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, bearer: Any) -> None:
         self.runtime = runtime
+        self.bearer = bearer
         self.app: Any = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None:
             from homeport.ui import build_dashboard
 
-            self.app = build_dashboard(self.runtime)
+            self.app = build_dashboard(self.runtime, self.bearer)
         await self.app(scope, receive, send)
+
+
+def _bearer_check(mcp: MCPServer) -> Any:
+    """The check `/mcp` makes of a bearer token (the SDK's backend around the server's own verifier,
+    with its expiry and resource checks), for the dashboard's login cookie; None without auth."""
+    auth, verifier = mcp.settings.auth, mcp._token_verifier
+    if auth is None or verifier is None:
+        return None
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+
+    return BearerAuthBackend(
+        verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None
+    )
 
 
 def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
@@ -296,5 +320,5 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         else:
             metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
         app.router.routes = [*routes, *metadata]
-    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime)))
+    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime, _bearer_check(mcp))))
     return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

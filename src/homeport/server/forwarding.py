@@ -115,9 +115,17 @@ class Forwarder:
     # -- the call
 
     async def forward(
-        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+        self,
+        owned: str,
+        owner: Owner,
+        root: Path,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        agent: str | None = None,
+        client: tuple[str | None, str | None] | None = None,
     ) -> Any:
-        """The owner's `CallToolResult` for `tool` on `root`, called as `agent`.
+        """The owner's `CallToolResult` for `tool` on `root`, called as `agent` from `client` (name, version).
 
         Raises:
             WorkspaceAccessDeniedError: the owner requires agents (--auth) and the call names none.
@@ -131,14 +139,22 @@ class Forwarder:
         try:
             url, uds = owner_url(owner)
             http = self._pool().client(key, lambda: async_client(owner_headers(owner, root, agent), uds=uds))
-            return await call_tool(http, url, tool, to_jsonable_python(arguments))
+            return await call_tool(http, url, tool, to_jsonable_python(arguments), client)
         except Exception as exc:
             await self._pool().drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
             raise _failure(exc, live, owned, owner, tool) from exc
 
     def forward_blocking(
-        self, owned: str, owner: Owner, root: Path, tool: str, arguments: dict[str, Any], *, agent: str | None = None
+        self,
+        owned: str,
+        owner: Owner,
+        root: Path,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        agent: str | None = None,
+        client: tuple[str | None, str | None] | None = None,
     ) -> Any:
         """`forward` for a process without an event loop (the shell): one connection, closed after the call.
 
@@ -151,7 +167,7 @@ class Forwarder:
         try:
             url, uds = owner_url(owner)
             with sync_client(owner_headers(owner, root, agent), uds=uds) as http:
-                return call_tool_blocking(http, url, tool, to_jsonable_python(arguments))
+                return call_tool_blocking(http, url, tool, to_jsonable_python(arguments), client)
         except Exception as exc:
             raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
 

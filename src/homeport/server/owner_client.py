@@ -148,29 +148,42 @@ async def _close_at_end(pool: dict[_Key, httpx2.AsyncClient]) -> None:
         pool.clear()
 
 
-async def call_tool(http: httpx2.AsyncClient, url: str, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
-    """The owner's result of `tool(arguments)`.
+_ClientInfo = tuple[str | None, str | None]
+
+
+async def call_tool(
+    http: httpx2.AsyncClient, url: str, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
+) -> CallToolResult:
+    """The owner's result of `tool(arguments)`, made on behalf of `client` (name, version: the caller's
+    own client, which the owner records as the writer's; without a name, this forwarder).
 
     Raises:
         OwnerRefusedError: the owner answered without a tool result.
         httpx2.TransportError: the owner did not answer.
     """
-    body, headers = _request(tool, arguments)
+    body, headers = _request(tool, arguments, client)
     return _result(await http.post(url, content=body, headers=headers))
 
 
-def call_tool_blocking(http: httpx2.Client, url: str, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
+def call_tool_blocking(
+    http: httpx2.Client, url: str, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
+) -> CallToolResult:
     """`call_tool` without an event loop."""
-    body, headers = _request(tool, arguments)
+    body, headers = _request(tool, arguments, client)
     return _result(http.post(url, content=body, headers=headers))
 
 
-def _request(tool: str, arguments: Mapping[str, Any]) -> tuple[bytes, dict[str, str]]:
+def _request(
+    tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
+) -> tuple[bytes, dict[str, str]]:
+    meta = _META
+    if client is not None and client[0]:
+        meta = {**_META, "io.modelcontextprotocol/clientInfo": {"name": client[0], "version": client[1] or ""}}
     message = {
         "jsonrpc": "2.0",
         "id": _REQUEST_ID,
         "method": "tools/call",
-        "params": {"name": tool, "arguments": dict(arguments), "_meta": _META},
+        "params": {"name": tool, "arguments": dict(arguments), "_meta": meta},
     }
     body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
     return body, {"Mcp-Method": "tools/call", "Mcp-Name": tool}

@@ -51,7 +51,7 @@ from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
 from homeport.workspace.project import team_config
 
-__all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "unknown_arguments_error"]
+__all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "owners_answer", "unknown_arguments_error"]
 
 # The workspace names other servers use: a call that carries one is told to use `workspace`.
 FOREIGN_WORKSPACE_NAMES = frozenset(
@@ -233,7 +233,10 @@ class CallPipeline:
         if found is None:
             return None, workspace
         owned, owner = found
-        return await forwarder.forward(owned, owner, workspace.root, spec.name, arguments, agent=request.agent), None
+        result = await forwarder.forward(
+            owned, owner, workspace.root, spec.name, arguments, agent=request.agent, client=request.client
+        )
+        return result, None
 
     async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self._threaded:
@@ -295,9 +298,9 @@ class CallPipeline:
             if found is not None:
                 owned, owner = found
                 result = forwarder.forward_blocking(
-                    owned, owner, checked.root, spec.name, arguments, agent=request.agent
+                    owned, owner, checked.root, spec.name, arguments, agent=request.agent, client=request.client
                 )
-                return _owners_answer(result)
+                return owners_answer(result)
         return self.execute(spec, arguments, request, inputs, checked)
 
     def execute(
@@ -352,6 +355,8 @@ class CallPipeline:
             result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
+        if call.store is not None:  # queues items for embedding; never waits for it
+            self.runtime.semantic.notice(call.store, wrote=spec.write)
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
@@ -394,7 +399,7 @@ def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None
     return value or None
 
 
-def _owners_answer(result: Any) -> dict[str, Any]:
+def owners_answer(result: Any) -> dict[str, Any]:
     """An owner's `CallToolResult` as a local call returns it: the structured result, or its error raised."""
     content = result.structured_content or {}
     if result.is_error:

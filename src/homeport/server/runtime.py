@@ -16,6 +16,7 @@ from homeport.server.deployment import deployment_secret
 from homeport.server.file_access import DirectoryCache, FileAreaService
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver, data_dir_of
+from homeport.server.semantic import SemanticSearch
 from homeport.server.settings import ServeSettings
 from homeport.server.team import TeamRouter
 from homeport.store import Store, StoreCache
@@ -51,6 +52,7 @@ class Runtime:
     secret: Callable[[], bytes]
     forwarder: Forwarder | None = None  # None: every call is served here (no registry configured)
     team: TeamRouter | None = None  # stdio: memory calls of a project with [team] go to its team server
+    semantic: SemanticSearch = field(default_factory=lambda: SemanticSearch(None, background=False))
     counts: CallCounts = field(default_factory=CallCounts)
 
     def resolve(self, inputs: CallInputs, *, write: bool) -> Workspace:
@@ -84,6 +86,7 @@ class Runtime:
             self.forwarder.close()
         if self.team is not None:
             self.team.close()
+        self.semantic.close()  # before the stores: its thread may be writing vectors
         self.stores.close()
         self.databases.close()
 
@@ -131,6 +134,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
             else None
         ),
         team=TeamRouter(settings.environ) if settings.transport == "stdio" else None,
+        semantic=SemanticSearch(data_dir, background=settings.background_embedding),
     )
 
 

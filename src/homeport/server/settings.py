@@ -68,6 +68,9 @@ class ServeSettings:
     max_body_bytes: int = 4 * 1024 * 1024
     # HTTP: on SIGTERM or Ctrl-C, calls in flight get this long to finish before the process exits.
     shutdown_grace_seconds: float = 5.0
+    # Embed written items on a background thread for search by meaning (with the `semantic` extra).
+    # Off for one-shot shell commands, which exit before a model would have loaded.
+    background_embedding: bool = True
 
     @property
     def tokens_file(self) -> Path | None:

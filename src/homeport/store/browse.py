@@ -7,18 +7,20 @@ get_context and get_linked_items for the same purposes and do not see these tool
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
 
 from homeport.errors import ItemNotFoundError
+from homeport.store import provenance
 from homeport.store._common import load_json, row_dict
 from homeport.store.database import Store
 from homeport.store.items import check_type
 from homeport.store.schema import contexts, custom_data, decisions, progress, system_patterns
 from homeport.store.tags import filter_by_tags, tags_of
 
-__all__ = ["decision_page", "get_item", "memory_overview"]
+__all__ = ["decision_page", "get_item", "item_writes", "memory_overview"]
 
 _TABLES = {
     "decision": decisions,
@@ -47,9 +49,20 @@ def get_item(store: Store | None, item_type: str, item_id: int) -> dict[str, Any
         item = row_dict(row)
         if item_type in _TAGGED:
             item["tags"] = tags_of(conn, item_type, [item_id]).get(item_id, [])
+        writes = provenance.writes_of_items(conn, item_type, [item_id]).get(item_id, [])
     if item_type == "custom_data":
         item["value"] = load_json(item["value"])
-    return {"type": item_type, **item}
+    return {"type": item_type, **item, "writes": writes}
+
+
+def item_writes(store: Store | None, item_type: str, item_ids: Sequence[int]) -> dict[str, list[dict[str, Any]]]:
+    """Every recorded write of each listed item (who and when, oldest first), keyed by the id as text."""
+    check_type(item_type, allowed=tuple(_TABLES))
+    if store is None:
+        return {}
+    with store.read() as conn:
+        found = provenance.writes_of_items(conn, item_type, item_ids)
+    return {str(k): v for k, v in found.items()}
 
 
 def decision_page(store: Store | None, *, offset: int = 0, limit: int = 50, tag: str | None = None) -> dict[str, Any]:

@@ -169,6 +169,7 @@ def update_decision(
         check_text(values["implementation_details"], "decision implementation_details", MAX_TEXT_CHARS)
         stamp = values["updated_at"] = now()
         conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
+        provenance.note(conn, ITEM_TYPE, decision_id)
         if tags is None:
             clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
         else:

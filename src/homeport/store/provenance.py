@@ -24,7 +24,7 @@ from homeport.store._common import now
 from homeport.store.database import Prepared
 from homeport.store.schema import item_writers
 
-__all__ = ["Writer", "current_writer", "note", "writers_of_versions", "writing_as"]
+__all__ = ["Writer", "current_writer", "note", "writers_of_versions", "writes_of_items", "writing_as"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,24 @@ def writers_of_versions(conn: Connection, item_type: str, item_id: int, versions
     )
     rows = conn.execute(stmt).all()
     return {r.version: Writer(r.principal, r.client, r.client_version, r.tool) for r in rows}
+
+
+def writes_of_items(conn: Connection, item_type: str, item_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Every recorded write of each listed item, oldest first: who (as `Writer.describe`) and when.
+
+    Items that keep only their latest version have one row per write, so this is who created and
+    who changed them; an item written before writers were recorded has fewer rows, or none.
+    """
+    if not item_ids:
+        return {}
+    c = item_writers.c
+    stmt = (
+        select(c.item_id, c.principal, c.client, c.client_version, c.tool, c.written_at)
+        .where(c.item_type == item_type, c.item_id.in_(list(item_ids)))
+        .order_by(c.id)
+    )
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in conn.execute(stmt).all():
+        writer = Writer(r.principal, r.client, r.client_version, r.tool)
+        out.setdefault(r.item_id, []).append({**writer.describe(), "written_at": r.written_at})
+    return out

@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -28,6 +29,7 @@ __all__ = [
     "decisions",
     "item_tags",
     "item_uids",
+    "item_vectors",
     "item_writers",
     "links",
     "metadata",
@@ -174,4 +176,21 @@ item_uids = Table(
     PrimaryKeyConstraint("item_type", "item_id", name="pk_item_uids"),
     UniqueConstraint("uid", name="uq_item_uids_uid"),
     sqlite_with_rowid=False,  # one B-tree fewer to write with each new item (measured: 94 -> 89 us a decision)
+)
+
+# Search by meaning: one row per chunk of an item's current text, for one embedding model. Rows are
+# only inserted and deleted (never updated), so `id` only grows and (max id, count) names the set of
+# rows exactly (homeport.store.vectors keeps a copy in memory keyed by it). Writing an item deletes
+# its rows in the same transaction; a background worker embeds the item again (homeport.embedding).
+item_vectors = Table(
+    "item_vectors",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("chunk", Integer, nullable=False),
+    Column("model", String(100), nullable=False),
+    Column("vector", LargeBinary, nullable=False),  # float32, little-endian, L2-normalised
+    Index("ix_item_vectors_item", "item_type", "item_id", "model", "chunk"),
+    sqlite_autoincrement=True,
 )

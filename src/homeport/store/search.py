@@ -68,21 +68,29 @@ def index_item(
     if conn.dialect.name != "sqlite":
         row.update(fti=fold(title), fb=fold(body), fg=fold(tag_text))
         conn.execute(_PG_INDEX, row)
+        conn.execute(text(_UNEMBED), {"t": item_type, "i": item_id})
         return
     raw = driver(conn)
     raw.execute(_UNINDEX, {"r": rowid})
+    raw.execute(_UNEMBED, {"t": item_type, "i": item_id})
     raw.execute(_INDEX, row)
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
     if conn.dialect.name != "sqlite":
         conn.execute(text(_UNINDEX), {"r": index_rowid(item_type, item_id)})
+        conn.execute(text(_UNEMBED), {"t": item_type, "i": item_id})
         return
-    driver(conn).execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
+    raw = driver(conn)
+    raw.execute(_UNINDEX, {"r": index_rowid(item_type, item_id)})
+    raw.execute(_UNEMBED, {"t": item_type, "i": item_id})
 
 
 # Run on the driver connection (see database.Prepared): the index is written on every item write.
 _UNINDEX = "DELETE FROM search_index WHERE rowid = :r"
+# An item's vectors are of its text as it was: gone with it, in the same transaction (so search by
+# meaning never finds an old version); homeport.store.vectors lists the item as pending until embedded.
+_UNEMBED = "DELETE FROM item_vectors WHERE item_type = :t AND item_id = :i"
 _INDEX = (
     "INSERT INTO search_index (rowid, item_type, item_id, category, updated_at, title, body, tags) "
     "VALUES (:r, :t, :i, :c, :u, :ti, :b, :g)"

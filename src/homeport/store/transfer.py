@@ -232,6 +232,7 @@ def _empty(conn: Connection) -> None:
     conn.execute(progress.update().values(parent_id=None))  # any tree shape, even a damaged one with a cycle
     conn.execute(delete(progress))
     conn.exec_driver_sql("DELETE FROM search_index")
+    conn.exec_driver_sql("DELETE FROM item_vectors")
 
 
 def _changes(before: dict[str, list[dict[str, Any]]], after: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -42,16 +44,17 @@ __all__ = ["build_dashboard"]
 STATIC = Path(__file__).parent / "static"
 PAGE_SIZE = 25
 GLOSSARY = "ProjectGlossary"
+WRITE_GAP = timedelta(milliseconds=100)  # at most between an item's stamp and its write's record
 
 
 Handler = Callable[[Page], Awaitable[Response]]
 
 
 class Dashboard:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, bearer: BearerAuthBackend | None = None) -> None:
         self.runtime = runtime
         self.pipeline = CallPipeline(runtime)
-        self.guard = DashboardGuard(runtime.settings)
+        self.guard = DashboardGuard(runtime.settings, bearer)
         self.env = environment()
         self.visited: deque[str] = deque(maxlen=20)
 
@@ -64,7 +67,7 @@ class Dashboard:
             self.env,
             read_only=self.runtime.settings.read_only,
             # Under auth the token's agent, as for its MCP calls; else the agent the server acts for.
-            agent=viewer.principal if self.guard.auth else self.runtime.settings.agent,
+            agent=viewer.agent if self.guard.auth else self.runtime.settings.agent,
         )
 
     def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -201,7 +204,16 @@ class Dashboard:
                 )
         for change in found["context_changes"]:
             label = f"version {change['version']}"
-            events.append({"type": change["item_type"], "id": 1, "when": change["changed_at"], "verb": label})
+            events.append(
+                {
+                    "type": change["item_type"],
+                    "id": 1,
+                    "when": change["changed_at"],
+                    "verb": label,
+                    "version": change["version"],
+                }
+            )
+        await self._add_authors(page, found["workspace"]["root"], events, found["since"])
         events.sort(key=lambda e: e["when"] or "", reverse=True)
         return page.render(
             "activity.html", ws=found["workspace"]["root"], workspace=found["workspace"], events=events, hours=hours
@@ -275,17 +287,18 @@ class Dashboard:
         if not self.guard.auth:
             return RedirectResponse(after, status_code=303)
         anonymous = self._page(request, Viewer("", "login"))
+        jwt = self.runtime.settings.auth_method == "jwt"
         if request.method == "GET":
-            return anonymous.render("login.html", after=after)
+            return anonymous.render("login.html", jwt=jwt, after=after)
         form = await request.form()
         after = _local_path_value(str(form.get("next") or ""))
         csrf = form.get("csrf")
         if not self.guard.form_token_valid("login", csrf if isinstance(csrf, str) else None):
-            return anonymous.render("login.html", 403, after=after, failed="the form is stale; try again")
+            return anonymous.render("login.html", 403, jwt=jwt, after=after, failed="the form is stale; try again")
         token = str(form.get("token") or "").strip()
-        agent = await self.guard.verify(token) if token else None
-        if agent is None:
-            return anonymous.render("login.html", 401, after=after, failed="that token is not valid (or was revoked)")
+        if (await self.guard.verify(token) if token else None) is None:
+            failed = "that token is not valid here (unknown, revoked, expired, or for another server)"
+            return anonymous.render("login.html", 401, jwt=jwt, after=after, failed=failed)
         response = RedirectResponse(after, status_code=303)
         response.set_cookie(
             COOKIE, token, httponly=True, samesite="strict", path="/ui", secure=request.url.scheme == "https"
@@ -315,10 +328,11 @@ class Dashboard:
             return f"{kind} {item_id} (gone)"
 
     async def _history(self, page: Page, ws: str, kind: str, item: dict[str, Any]) -> list[dict[str, Any]]:
-        """Each recorded version, newest first, with its diff against the one before.
+        """Each recorded version, newest first, with who wrote it and its diff against the one before.
 
         The store keeps every version of the contexts; of the other items it keeps when they were
-        created and last changed, not earlier texts, and of no write who made it.
+        created and every write with its writer, not earlier texts. Writes from before writers were
+        recorded show no author.
         """
         if kind in CONTEXTS:
             versions = (await page.tool("get_item_history", ws, item_type=kind, limit=100))["versions"]
@@ -329,24 +343,54 @@ class Dashboard:
                     {
                         "label": f"version {version['version']}",
                         "when": version["changed_at"],
+                        "written_by": version.get("written_by"),
                         "diff": diff_lines(before, version["content"]),
                     }
                 )
             return out
-        fields = {k: v for k, v in item.items() if k not in ("workspace", "created_at", "updated_at", "type", "id")}
-        out = []
-        if item.get("updated_at") and item.get("updated_at") != item.get("created_at"):
-            out.append(
-                {"label": "last change", "when": item["updated_at"], "diff": diff_lines(None, fields), "current": True}
-            )
-        first = [] if out else diff_lines(None, fields)  # the text as created is known only if unchanged since
-        out.append({"label": "created", "when": item.get("created_at"), "diff": first})
-        return out
+        fields = {
+            k: v for k, v in item.items() if k not in ("workspace", "created_at", "updated_at", "type", "id", "writes")
+        }
+        writes: list[dict[str, Any]] = list(item.get("writes") or [])
+        created: dict[str, Any] = {"label": "created", "when": item.get("created_at"), "written_by": None}
+        if writes and _same_write(writes[0]["written_at"], item.get("created_at")):
+            created["written_by"] = writes.pop(0)
+        entries = [created]
+        entries += [{"label": "changed", "when": w["written_at"], "written_by": w} for w in writes]
+        changed_at = item.get("updated_at")
+        if changed_at and changed_at != item.get("created_at") and (entries[-1]["when"] or "") < changed_at:
+            # A later write than any recorded (each write's record is taken after its stamp).
+            entries.append({"label": "last change", "when": changed_at, "written_by": None})
+        entries[-1]["diff"] = diff_lines(None, fields)  # only the current text is kept
+        entries[-1]["current"] = True
+        return entries[::-1]
+
+    async def _add_authors(self, page: Page, ws: str, events: list[dict[str, Any]], since: str) -> None:
+        """Who made each event: the item's recorded write at the event's time (None: not recorded)."""
+        by_type: dict[str, set[int]] = {}
+        for e in events:
+            if e["type"] not in CONTEXTS:
+                by_type.setdefault(e["type"], set()).add(e["id"])
+        writes: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for kind, ids in by_type.items():
+            found = await page.tool("get_item_writes", ws, item_type=kind, item_ids=sorted(ids))
+            for key, listed in found["writes"].items():
+                writes[(kind, int(key))] = listed
+        versions: dict[tuple[str, int], Any] = {}
+        for kind in {e["type"] for e in events if e["type"] in CONTEXTS}:
+            history = await page.tool("get_item_history", ws, item_type=kind, limit=1000, after=since)
+            versions.update({(kind, v["version"]): v.get("written_by") for v in history["versions"]})
+        for e in events:
+            if e["type"] in CONTEXTS:
+                e["written_by"] = versions.get((e["type"], e["version"]))
+                continue
+            matching = [w for w in writes.get((e["type"], e["id"]), []) if _same_write(w["written_at"], e["when"])]
+            e["written_by"] = matching[-1] if matching else None
 
 
-def build_dashboard(runtime: Runtime) -> Starlette:
-    """The dashboard's ASGI app, to mount at /ui."""
-    d = Dashboard(runtime)
+def build_dashboard(runtime: Runtime, bearer: BearerAuthBackend | None = None) -> Starlette:
+    """The dashboard's ASGI app, to mount at /ui; `bearer` is the check `/mcp` makes of a token."""
+    d = Dashboard(runtime, bearer)
     app = Starlette(
         routes=[
             Route("/", d.page(d.workspaces)),
@@ -394,3 +438,17 @@ def _local_path_value(value: str | None) -> str:
     if value and value.startswith("/ui") and not value.startswith("//"):
         return value
     return "/ui/"
+
+
+def _same_write(written_at: str | None, stamp: str | None) -> bool:
+    """Whether a recorded write is the one that set an item's `stamp`: both are taken in the same
+    transaction, the stamp first and microseconds apart (an import that keeps an item's own times
+    matches neither, and a later write of an item written before writers were recorded is not
+    mistaken for its creation)."""
+    if not written_at or not stamp:
+        return False
+    try:
+        gap = datetime.fromisoformat(written_at) - datetime.fromisoformat(stamp)
+    except ValueError:
+        return False
+    return timedelta(0) <= gap < WRITE_GAP

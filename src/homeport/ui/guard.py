@@ -4,10 +4,12 @@
   DNS-rebinding page can name neither.
 - Every form carries a token derived from a per-process secret and the caller's credential; a
   POST without it, or with another one, changes nothing.
-- With `--auth`, a person logs in with a bearer token from `homeport tokens add AGENT`; it is kept
-  in an HttpOnly, SameSite=Strict cookie scoped to /ui and checked against the token file on every
-  request, so a revoked token stops working at once. The principal is the token's agent, exactly
-  as for an MCP client presenting the same token.
+- With `--auth`, a person logs in with a bearer token: one from `homeport tokens add AGENT`, or
+  under `--auth jwt` a JWT from the issuer. It is kept in an HttpOnly, SameSite=Strict cookie
+  scoped to /ui and checked on every request by the verifier `/mcp` uses (the same instance, so
+  the same JWKS, issuer and audience, and a revoked Homeport token stops working at once). The
+  principal, its agent and its claims (a JWT's groups) are exactly those of an MCP client
+  presenting the same token, so the access rules decide the same way.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-import anyio.to_thread
-from starlette.requests import Request
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
+from starlette.requests import HTTPConnection, Request
 
-from homeport.errors import ConfigError
-from homeport.files.tokens import TokenStore
 from homeport.server.http_exposure import transport_security
+from homeport.server.owner_token import ForwarderToken
+from homeport.server.request import LOCAL_PRINCIPAL
 from homeport.server.settings import ServeSettings
 
 __all__ = ["COOKIE", "DashboardGuard", "Viewer"]
@@ -32,19 +36,22 @@ COOKIE = "homeport_ui"
 
 @dataclass(frozen=True)
 class Viewer:
-    """The principal the dashboard's tool calls run as, and the credential its form tokens are bound to."""
+    """The principal the dashboard's tool calls run as (with its agent and its token's claims), and
+    the credential its form tokens are bound to."""
 
     principal: str
     credential: str
+    agent: str | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 class DashboardGuard:
-    def __init__(self, settings: ServeSettings) -> None:
+    def __init__(self, settings: ServeSettings, bearer: BearerAuthBackend | None = None) -> None:
         security = transport_security(settings)
         self.hosts = list(security.allowed_hosts)
         self.origins = list(security.allowed_origins)
         self.auth = settings.auth
-        self.tokens = TokenStore(settings.tokens_file) if settings.auth and settings.tokens_file else None
+        self.bearer = bearer if settings.auth else None
         self._secret = secrets.token_bytes(32)
 
     def host_allowed(self, request: Request) -> bool:
@@ -58,19 +65,25 @@ class DashboardGuard:
     async def viewer(self, request: Request) -> Viewer | None:
         """Who is asking; None when auth is on and the cookie holds no valid token."""
         if not self.auth:
-            return Viewer("local", "local")
+            return Viewer(LOCAL_PRINCIPAL, "local")
         token = request.cookies.get(COOKIE)
-        agent = await self.verify(token) if token else None
-        return Viewer(agent, token) if agent and token else None
+        return await self.verify(token) if token else None
 
-    async def verify(self, token: str) -> str | None:
-        """The agent a bearer token names, or None (unknown token, or a token file that cannot be read)."""
-        if self.tokens is None:
+    async def verify(self, token: str) -> Viewer | None:
+        """Who a bearer token names, checked exactly as `/mcp` checks an Authorization header; None
+        when that check refuses it (or there is none: auth on without it refuses everyone)."""
+        if self.bearer is None or not token.isprintable() or not token.isascii():
             return None
-        try:
-            return await anyio.to_thread.run_sync(self.tokens.verify, token)
-        except ConfigError:
+        scope = {"type": "http", "headers": [(b"authorization", f"Bearer {token}".encode())]}
+        checked = await self.bearer.authenticate(HTTPConnection(scope))
+        if checked is None or not isinstance(checked[1], AuthenticatedUser):
             return None
+        access = checked[1].access_token
+        if isinstance(access, ForwarderToken):
+            # The owner's own token, from the user's other instances: as on /mcp without an agent header.
+            return Viewer(LOCAL_PRINCIPAL, token)
+        principal = access.subject or access.client_id
+        return Viewer(principal, token, agent=principal, claims=dict(access.claims or {}))
 
     def form_token(self, credential: str) -> str:
         return hmac.new(self._secret, credential.encode(), hashlib.sha256).hexdigest()

@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse
 
 from homeport import __version__
 from homeport.server.catalog import CATALOG
-from homeport.server.pipeline import CallPipeline, LocalRequest
+from homeport.server.pipeline import CallPipeline, LocalRequest, owners_answer
 from homeport.ui.guard import DashboardGuard, Viewer
 
 __all__ = ["DASHBOARD_CLIENT", "SECURITY_HEADERS", "Page"]
@@ -48,10 +48,14 @@ class Page:
         validated = spec.validate(arguments)
         if ws:
             validated["workspace"] = ws
-        # A call from a browser: the principal its cookie (or the local user) names; no roots, no session.
-        request = LocalRequest(principal=self.viewer.principal, agent=self.agent, client=DASHBOARD_CLIENT)
-        result: dict[str, Any] = await self.pipeline.call(spec, validated, request)
-        return result
+        # A call from a browser: the principal its cookie (or the local user) names, with its token's
+        # claims for the access rules; no roots, no session.
+        request = LocalRequest(
+            principal=self.viewer.principal, agent=self.agent, claims=self.viewer.claims, client=DASHBOARD_CLIENT
+        )
+        result = await self.pipeline.call(spec, validated, request)
+        # A call another instance owns (the daemon) comes back as the owner's MCP result: as a local one.
+        return result if isinstance(result, dict) else owners_answer(result)
 
     def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         body = self.env.get_template(template).render(

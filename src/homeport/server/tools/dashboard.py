@@ -1,6 +1,7 @@
 """The dashboard's own reads and its correction of a decision, in the `dashboard` group: they run
 through the pipeline like every tool (resolution, guards, the caller's access) and are never
-offered to MCP clients, whose tool list costs context on every turn."""
+listed to MCP clients, whose tool list costs context on every turn. A server still answers them,
+so that a dashboard whose workspace another instance owns (the daemon) forwards them there."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ def decision_page(
 @CATALOG.tool(DASHBOARD, READ, "Every field of one item with an id.", key="item")
 def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
     return browse.get_item(call.store, item_type, item_id)
+
+
+@CATALOG.tool(DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes")
+def get_item_writes(call: Call, item_type: ItemWithId, item_ids: Annotated[list[IdArg], Field(max_length=500)]) -> Any:
+    return browse.item_writes(call.store, item_type, item_ids)
 
 
 @CATALOG.tool(

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
 from homeport.server.pipeline import Call
+from homeport.server.semantic import SearchMode
 from homeport.server.tools.memory import IdArg, Json, LimitArg
-from homeport.store import activity, batch, catalog, contexts, links, search, transfer
+from homeport.store import activity, batch, catalog, contexts, links, transfer
 from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
 
 __all__ = ["ItemType"]
@@ -22,11 +23,11 @@ TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-2
 @CATALOG.tool(
     "memory",
     READ,
-    "Full-text search over every item type, best first, with highlighted snippets. FTS5 syntax works "
-    '("exact phrase", prefix*, OR); anything else is searched as plain words. category narrows to '
-    "custom data of that category (ProjectGlossary: the glossary).",
+    "Search every item type, best first. mode: auto (default) fuses word and meaning matches; words is "
+    'full-text only (FTS5 syntax works: "exact phrase", prefix*, OR); semantic is by meaning only. Results '
+    "say mode_used and not_yet_embedded. category narrows to custom data of that category (ProjectGlossary: "
+    "the glossary).",
     name="search",
-    key="results",
 )
 def search_items(
     call: Call,
@@ -36,8 +37,11 @@ def search_items(
     tags_any: Annotated[list[str] | None, Field(description="Items with any of these tags.")] = None,
     category: str | None = None,
     since: TimeArg = None,
+    mode: SearchMode = "auto",
 ) -> Any:
-    return search.search(call.store, query, types=types, tags_any=tags_any, category=category, since=since, limit=limit)
+    return call.runtime.semantic.search(
+        call.store, query, mode=mode, types=types, tags_any=tags_any, category=category, since=since, limit=limit
+    )
 
 
 @CATALOG.tool(

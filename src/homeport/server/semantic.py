@@ -1,0 +1,153 @@
+"""Search by meaning in a server process: the model loaded once on first use, the background indexer,
+and `search` in its three modes.
+
+    words     full-text search alone (FTS5, bm25)
+    semantic  nearest items by meaning alone; an error naming the fix when the extra or model is missing
+    auto      both, fused by reciprocal rank; word search alone, silently, when the extra is missing
+
+Nothing here imports numpy or the model at start-up: whether the extra is installed is checked
+with `find_spec`, and the model loads when the first item is embedded or the first query is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from homeport.embedding.model import Embedder, load_embedder, unavailable_reason
+from homeport.errors import SemanticSearchUnavailableError
+from homeport.store import Store
+from homeport.store import search as word_search
+
+__all__ = ["SEARCH_MODES", "SearchMode", "SemanticSearch"]
+
+SearchMode = Literal["auto", "words", "semantic"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "words", "semantic")
+# How many of each ranking auto mode fuses: deep enough that an item ranked low by one and high by
+# the other still surfaces.
+_FUSION_DEPTH = 50
+
+
+class SemanticSearch:
+    """One per process: owns the embedder and the indexer thread (started only by a first write or search)."""
+
+    def __init__(self, data_dir: Path | None, *, background: bool = True) -> None:
+        self._data_dir = data_dir
+        self._background = background
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+        self._checked = False
+        self._seen: set[Path] = set()
+        self._indexer: Any = None  # homeport.embedding.indexer.VectorIndexer, imported on first use
+        self._cache: Any = None  # homeport.store.vectors.VectorCache
+
+    def unavailable(self) -> str | None:
+        """Why search by meaning cannot run in this process (checked once, without importing the extra)."""
+        if not self._checked:
+            self._reason = unavailable_reason(self._data_dir)
+            self._checked = True
+        return self._reason
+
+    def embedder(self) -> Embedder:
+        """Raises: SemanticSearchUnavailableError: the extra or the model is missing, or the model is damaged."""
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = load_embedder(self._data_dir)
+        return self._embedder
+
+    def notice(self, store: Store, *, wrote: bool) -> None:
+        """After a call used `store`: queue its pending items on a write or on the first call to it.
+
+        Costs the call a set lookup: whether the extra and a model are there is found out on the
+        indexer's thread (which then stops for good if they are not).
+        """
+        if not self._background or _on_postgres(store):
+            return
+        if self._indexer is not None:
+            self._indexer.touch()
+        if not wrote and store.path in self._seen:
+            return
+        self._seen.add(store.path)
+        if self._indexer is None:
+            with self._lock:
+                if self._indexer is None:
+                    from homeport.embedding.indexer import VectorIndexer
+
+                    self._indexer = VectorIndexer(self.embedder)
+        self._indexer.notice(store)
+
+    def drain(self, timeout: float = 60.0) -> bool:
+        """Wait until the indexer has embedded every item it was told about (tests and benchmarks)."""
+        return self._indexer is None or bool(self._indexer.drain(timeout))
+
+    def search(
+        self,
+        store: Store | None,
+        query: str,
+        *,
+        mode: SearchMode,
+        types: Sequence[str] | None = None,
+        tags_any: Sequence[str] | None = None,
+        category: str | None = None,
+        since: str | None = None,
+        limit: int = 20,
+    ) -> dict[str, Any]:
+        """`{results, mode_used, not_yet_embedded?, note?}`; see the module docstring for the modes.
+
+        Raises:
+            SemanticSearchUnavailableError: mode "semantic" without the extra or a model.
+            InvalidItemError: as word search (an empty query, an unknown type, a bad `since`).
+        """
+        filters: dict[str, Any] = {"types": types, "tags_any": tags_any, "category": category, "since": since}
+        reason = (_on_postgres(store) or self.unavailable()) if mode != "words" else None
+        if mode == "semantic" and reason is not None:
+            raise SemanticSearchUnavailableError(f"{reason}; or search with mode='words'")
+        if mode == "words" or reason is not None:
+            results = word_search.search(store, query, limit=limit, **filters)
+            out: dict[str, Any] = {"results": results, "mode_used": "words"}
+            if reason is not None:
+                out["note"] = f"searched by words only: {reason}"
+            return out
+        words = word_search.search(store, query, limit=max(limit, _FUSION_DEPTH) if mode == "auto" else 1, **filters)
+        if store is None:
+            return {"results": [], "mode_used": mode, "not_yet_embedded": 0}
+        from homeport.store.vectors import VectorCache, VectorFilters, pending_count
+
+        try:
+            embedder = self.embedder()
+        except SemanticSearchUnavailableError as exc:  # a damaged model: auto still answers, by words
+            if mode == "semantic":
+                raise
+            return {"results": words[:limit], "mode_used": "words", "note": f"searched by words only: {exc}"}
+        if self._cache is None:
+            with self._lock:
+                if self._cache is None:
+                    self._cache = VectorCache()
+        self.notice(store, wrote=False)
+        query_vector = embedder.embed([query])[0]
+        depth = limit if mode == "semantic" else max(limit, _FUSION_DEPTH)
+        meaning = self._cache.nearest(store, embedder.name, query_vector, filters=VectorFilters(**filters), limit=depth)
+        if mode == "semantic":
+            results = meaning
+        else:
+            from homeport.store.fusion import fuse
+
+            results = fuse({"words": words, "semantic": meaning}, limit=limit)
+        return {"results": results, "mode_used": mode, "not_yet_embedded": pending_count(store, embedder.name)}
+
+    def close(self) -> None:
+        if self._indexer is not None:
+            self._indexer.close()
+
+
+def _on_postgres(store: Store | None) -> str | None:
+    """Why search by meaning does not run on `store`: vectors are kept in SQLite stores only, so far."""
+    from homeport.store.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        return "search by meaning is not available on a PostgreSQL store yet (its vectors are kept in SQLite stores)"
+    return None
