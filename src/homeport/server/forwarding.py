@@ -134,12 +134,11 @@ class Forwarder:
         """
         _require_agent(owned, owner, tool, agent)
         key = (owner.endpoint, owner.pid, str(root), agent)
-        from homeport.server.owner_client import async_client, call_tool, owner_headers, owner_url
+        from homeport.server.owner_client import call_owner, owner_connections
 
         try:
-            url, uds = owner_url(owner)
-            http = self._pool().client(key, lambda: async_client(owner_headers(owner, root, agent), uds=uds))
-            return await call_tool(http, url, tool, to_jsonable_python(arguments), client)
+            conns = self._pool().client(key, lambda: owner_connections(owner, root, agent))
+            return await call_owner(conns, tool, to_jsonable_python(arguments), client)
         except Exception as exc:
             await self._pool().drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)

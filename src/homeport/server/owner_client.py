@@ -18,7 +18,8 @@ import os
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.types import CallToolResult
@@ -27,14 +28,17 @@ from homeport import __version__
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
 from homeport.server.forwarding import FORWARDED_HEADER
+from homeport.server.owner_http import OwnerConnections
 from homeport.server.owner_token import AGENT_HEADER
 
 __all__ = [
     "ClientPool",
     "OwnerRefusedError",
     "async_client",
+    "call_owner",
     "call_tool",
     "call_tool_blocking",
+    "owner_connections",
     "owner_headers",
     "owner_url",
     "sync_client",
@@ -76,6 +80,29 @@ def owner_headers(owner: Owner, root: Path, agent: str | None) -> dict[str, str]
     return headers
 
 
+def owner_connections(owner: Owner, root: Path, agent: str | None) -> OwnerConnections:
+    """Kept-alive connections to `owner` for calls on `root` as `agent` (`server.owner_http`)."""
+    headers = {**_BASE_HEADERS, **owner_headers(owner, root, agent)}
+    if owner.endpoint.startswith(UNIX_SCHEME):
+        return OwnerConnections(headers=headers, uds=owner.endpoint[len(UNIX_SCHEME) :])
+    parts = urlsplit(owner.endpoint)
+    return OwnerConnections(headers=headers, host=parts.hostname or "127.0.0.1", port=parts.port or 80)
+
+
+async def call_owner(
+    conns: OwnerConnections, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
+) -> CallToolResult:
+    """`call_tool` to an owner on this machine, on its kept-alive connections.
+
+    Raises:
+        OwnerRefusedError: the owner answered without a tool result.
+        OSError, TimeoutError, h11.ProtocolError: the owner did not answer.
+    """
+    body, headers = _request(tool, arguments, client)
+    answer = await conns.post("/mcp", body, headers)
+    return _answer(answer.status, answer.content_type, answer.body.decode("utf-8", "replace"))
+
+
 def async_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2.AsyncClient:
     """An HTTP client for MCP calls sending `headers` on each (over the unix socket `uds` if given)."""
     return httpx2.AsyncClient(
@@ -97,6 +124,14 @@ def sync_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2
 
 
 _Key = tuple[object, ...]
+_ClientInfo = tuple[str | None, str | None]
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
 
 
 class ClientPool:
@@ -107,20 +142,18 @@ class ClientPool:
     """
 
     def __init__(self) -> None:
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, httpx2.AsyncClient]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, Any]] = weakref.WeakKeyDictionary()
         self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def client(self, key: _Key, make: Callable[[], httpx2.AsyncClient]) -> httpx2.AsyncClient:
+    def client(self, key: _Key, make: Callable[[], _C]) -> _C:
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
             pool = self._pools[loop] = {}
             self._closers[loop] = loop.create_task(_close_at_end(pool), name="homeport-client-pool")
-        http = pool.get(key)
+        http: _C | None = pool.get(key)
         if http is None:
             http = pool[key] = make()
         return http
@@ -138,7 +171,7 @@ class ClientPool:
                 loop.call_soon_threadsafe(closer.cancel)
 
 
-async def _close_at_end(pool: dict[_Key, httpx2.AsyncClient]) -> None:
+async def _close_at_end(pool: dict[_Key, Any]) -> None:
     try:
         await asyncio.Event().wait()
     finally:
@@ -146,9 +179,6 @@ async def _close_at_end(pool: dict[_Key, httpx2.AsyncClient]) -> None:
             with contextlib.suppress(Exception):
                 await http.aclose()
         pool.clear()
-
-
-_ClientInfo = tuple[str | None, str | None]
 
 
 async def call_tool(
@@ -190,18 +220,27 @@ def _request(
 
 
 def _result(response: httpx2.Response) -> CallToolResult:
-    kind = response.headers.get("content-type", "").split(";")[0].strip()
+    return _answer(response.status_code, response.headers.get("content-type", ""), response.text)
+
+
+def _answer(status: int, content_type: str, text: str) -> CallToolResult:
+    """The tool result in an owner's HTTP answer (JSON or an event stream).
+
+    Raises:
+        OwnerRefusedError: the answer holds no tool result (a JSON-RPC error, an HTTP error, no JSON).
+    """
+    kind = content_type.split(";")[0].strip()
     try:
-        message = _sse_response(response.text) if kind == "text/event-stream" else response.json()
+        message = _sse_response(text) if kind == "text/event-stream" else json.loads(text)
     except ValueError:
         message = None
     if not isinstance(message, dict):
-        raise OwnerRefusedError(f"HTTP {response.status_code} without a JSON-RPC answer: {response.text[:200]!r}")
+        raise OwnerRefusedError(f"HTTP {status} without a JSON-RPC answer: {text[:200]!r}")
     if "error" in message:
         error = message["error"] if isinstance(message["error"], dict) else {}
-        raise OwnerRefusedError(f"HTTP {response.status_code}: {error.get('message', message['error'])}")
-    if response.status_code != 200 or not isinstance(message.get("result"), dict):
-        raise OwnerRefusedError(f"HTTP {response.status_code} without a result: {response.text[:200]!r}")
+        raise OwnerRefusedError(f"HTTP {status}: {error.get('message', message['error'])}")
+    if status != 200 or not isinstance(message.get("result"), dict):
+        raise OwnerRefusedError(f"HTTP {status} without a result: {text[:200]!r}")
     return CallToolResult.model_validate(message["result"])
 
 
