@@ -142,4 +142,3 @@ class SemanticSearch:
     def close(self) -> None:
         if self._indexer is not None:
             self._indexer.close()
-
