@@ -12,9 +12,11 @@ synchronous=NORMAL, as Homeport opens its stores). Per size it measures:
   it reads its chunks through SQLite's page cache every time. Its first query on a new connection
   is reported as cold.
 
-Cold means "not in this process"; the file itself is in the OS page cache for both.
-The top-10 ids of vec0 are compared with the blob path's (both are exact: for unit vectors L2
-distance and cosine rank alike) and the share that agree is printed.
+Cold means "not in this process"; the file itself is in the OS page cache for both. "other load"
+is the CPU other processes used while a size was measured (each size first waits, up to
+--quiet-wait seconds, for the machine to go quiet). The top-10 ids of vec0 are compared with the
+blob path's (both are exact: for unit vectors L2 distance and cosine rank alike) and the share
+that agree is printed.
 
 sqlite-vec is not a dependency of Homeport: `pip install sqlite-vec` into the environment that runs
 this. It is a loadable extension, so Python's sqlite3 must have been built with extension loading
@@ -38,7 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import percentile
+from _common import OtherLoad, percentile, wait_until_quiet
 
 from homeport.store.vectors import VectorCache, _best_chunk_per_item
 
@@ -195,6 +197,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000", help="vector counts, comma-separated")
     parser.add_argument("--queries", type=int, default=200, help="queries per size for warm figures (default 200)")
     parser.add_argument("--dim", type=int, default=384, help="dimensions (default 384, all-MiniLM-L6-v2's)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=120,
+        help="wait up to this many seconds for other processes to use under 0.3 cores before each size (0: no wait)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.queries < 1 or args.dim < 1 or not sizes or min(sizes) <= K:
@@ -217,25 +225,30 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="hp-vecbench-") as tmp:
         for size in sizes:
+            if args.quiet_wait:
+                wait_until_quiet(max_wait=args.quiet_wait)
+            other = OtherLoad()
+            other.start([])
             results.append(measure(size, args.queries, args.dim, Path(tmp), reason))
+            results[-1]["other"] = other.stop()
             print(f"  {size:,} done", file=sys.stderr, flush=True)
 
     na = "not measured"
-    print("| vectors | store | insert rows/s | file MB | cold query (n) | warm query | top-10 agree |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+    print("| vectors | store | insert rows/s | file MB | cold query (n) | warm query | top-10 agree | other load |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
         n = r["blob_cold_n"]
         print(
             f"| {r['size']:,} | blob + numpy | {r['blob_insert']:,.0f} | {r['blob_mb']:.1f} | "
-            f"{r['blob_cold']} ({n}) | {r['blob_warm']} | reference |"
+            f"{r['blob_cold']} ({n}) | {r['blob_warm']} | reference | {r['other']:.2f} cores |"
         )
         if "vec_insert" in r:
             print(
                 f"| {r['size']:,} | sqlite-vec vec0 | {r['vec_insert']:,.0f} | {r['vec_mb']:.1f} | "
-                f"{r['vec_cold']} ({n}) | {r['vec_warm']} | {r['agree']:.1%} |"
+                f"{r['vec_cold']} ({n}) | {r['vec_warm']} | {r['agree']:.1%} | |"
             )
         else:
-            print(f"| {r['size']:,} | sqlite-vec vec0 | {na} | {na} | {na} | {na} | {na} |")
+            print(f"| {r['size']:,} | sqlite-vec vec0 | {na} | {na} | {na} | {na} | {na} | |")
 
 
 if __name__ == "__main__":
