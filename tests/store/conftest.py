@@ -68,11 +68,3 @@ def sqlite_only(store_backend: str) -> None:
     """For a test of SQLite's own behaviour (files, WAL, FTS5 syntax): skipped on the PostgreSQL run."""
     if store_backend != "sqlite":
         pytest.skip("checks SQLite's own behaviour (file, WAL, FTS5); the PostgreSQL store has its own tests")
-
-
-@pytest.fixture
-def sqlite_vectors(store_backend: str) -> None:
-    """For a test of search by meaning's vectors: kept in SQLite stores only (the PostgreSQL store refuses
-    semantic search and answers auto by words; tests/store/test_postgres_store.py checks that)."""
-    if store_backend != "sqlite":
-        pytest.skip("search by meaning keeps its vectors in SQLite stores only")

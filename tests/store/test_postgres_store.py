@@ -13,9 +13,13 @@ import pytest
 from mcp import Client
 from sqlalchemy import text
 
+from homeport.embedding.model import unavailable_reason
 from homeport.errors import StoreTooNewError
+from homeport.server import build_server
 from homeport.store import SCHEMA_REVISION, decisions, search, store_path_for
 from homeport.store.postgres import PostgresStores, schema_for
+
+NO_MODEL = unavailable_reason(None)  # search by meaning is checked when the semantic extra and a model are here
 
 pytestmark = pytest.mark.postgres
 HOMEPORT = str(Path(sys.executable).parent / "homeport")
@@ -205,21 +209,28 @@ def test_migrate_brings_every_workspace_to_head_and_says_so(store_postgres_url):
 
 
 @pytest.mark.anyio
-async def test_the_memory_tools_work_on_a_postgres_store(server_factory, projects, store_postgres_url):
-    server = server_factory(store_url=store_postgres_url)
+async def test_the_memory_tools_work_on_a_postgres_store(runtime_factory, projects, store_postgres_url):
+    runtime = runtime_factory(store_url=store_postgres_url)
     ws = str(projects["alpha"])
-    async with Client(server) as c:
+    async with Client(build_server(runtime)) as c:
         r = await c.call_tool("log_decision", {"summary": "Team memory on PostgreSQL", "tags": ["db"], "workspace": ws})
         assert not r.is_error, r.content
         r = await c.call_tool("get_decisions", {"workspace": ws})
         assert [d["summary"] for d in r.structured_content["decisions"]] == ["Team memory on PostgreSQL"]
-        r = await c.call_tool("search", {"query": "postgresql", "workspace": ws})
+        r = await c.call_tool("search", {"query": "postgresql", "mode": "words", "workspace": ws})
         assert not r.is_error, r.content
         assert [h["type"] for h in r.structured_content["results"]] == ["decision"]
-        # Vectors are kept in SQLite stores only: auto answers by words and says why, semantic refuses.
-        assert r.structured_content["mode_used"] == "words" and "PostgreSQL" in r.structured_content["note"]
-        r = await c.call_tool("search", {"query": "postgresql", "mode": "semantic", "workspace": ws})
-        assert r.is_error and "PostgreSQL" in r.content[0].text
+        if NO_MODEL is None:  # search by meaning too, once the background indexer has embedded the item
+            assert runtime.semantic.drain(timeout=120)
+            r = await c.call_tool(
+                "search", {"query": "shared database for the team's notes", "mode": "semantic", "workspace": ws}
+            )
+            assert not r.is_error, r.content
+            assert r.structured_content["mode_used"] == "semantic" and r.structured_content["not_yet_embedded"] == 0
+            assert [h["title"] for h in r.structured_content["results"]] == ["Team memory on PostgreSQL"]
+            r = await c.call_tool("search", {"query": "postgresql", "workspace": ws})
+            assert r.structured_content["mode_used"] == "auto" and "note" not in r.structured_content
+            assert [h["title"] for h in r.structured_content["results"]] == ["Team memory on PostgreSQL"]
         r = await c.call_tool("get_decisions", {"workspace": str(projects["beta"])})
         assert r.structured_content["decisions"] == []
     assert not store_path_for(projects["alpha"]).exists()  # nothing was written beside the project

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from sqlalchemy import text as sql
 
 np = pytest.importorskip("numpy", reason="the vector store needs numpy (pip install 'homeport[semantic]')")
 
@@ -22,10 +23,7 @@ from homeport.embedding.indexer import VectorIndexer  # noqa: E402
 from homeport.errors import ItemNotFoundError  # noqa: E402
 from homeport.store import contexts, custom_data, decisions, progress  # noqa: E402
 from homeport.store.chunking import chunk_text, item_text  # noqa: E402
-from homeport.store.database import driver  # noqa: E402
 from homeport.store.vectors import PendingItem, pending_count, pending_items, save_vectors  # noqa: E402
-
-pytestmark = pytest.mark.usefixtures("sqlite_vectors")
 
 
 class HashEmbedder:
@@ -106,17 +104,18 @@ def run(store, embedder: HashEmbedder, ops) -> None:
 
 def assert_vectors_are_the_current_versions(store, embedder: HashEmbedder) -> None:
     with store.read() as conn:
-        raw = driver(conn)
         items = {
             (t, int(i)): item_text(title, body or "", tags or "")
-            for t, i, title, body, tags in raw.execute("SELECT item_type, item_id, title, body, tags FROM search_index")
+            for t, i, title, body, tags in conn.execute(
+                sql("SELECT item_type, item_id, title, body, tags FROM search_index")
+            )
         }
-        rows = raw.execute("SELECT item_type, item_id, chunk, model, vector FROM item_vectors").fetchall()
+        rows = conn.execute(sql("SELECT item_type, item_id, chunk, model, vector FROM item_vectors")).all()
     stored: dict[tuple[str, int], dict[int, bytes]] = {}
     for t, i, chunk, model, vector in rows:
         assert model == embedder.name
         assert chunk not in stored.setdefault((t, int(i)), {}), "two vectors for one chunk"
-        stored[(t, int(i))][chunk] = vector
+        stored[(t, int(i))][chunk] = bytes(vector)  # PostgreSQL's bytea may come back as a memoryview
     assert set(stored) == set(items), "vectors of deleted items, or live items without vectors"
     for key, text in items.items():
         chunks = chunk_text(text)
@@ -169,7 +168,7 @@ def test_an_update_deletes_the_vectors_in_the_same_write_and_the_item_is_pending
     custom_data.log_custom_data(store, "notes", "k", "second")
     assert pending_count(store, embedder.name) == 1
     with store.read() as conn:
-        assert driver(conn).execute("SELECT count(*) FROM item_vectors").fetchone()[0] == 0
+        assert conn.execute(sql("SELECT count(*) FROM item_vectors")).scalar() == 0
     store.close()
 
 
@@ -183,7 +182,7 @@ def test_a_long_item_is_embedded_in_chunks_not_truncated(copy_store, tmp_path):
     assert indexer.drain(timeout=30)
     indexer.close()
     with store.read() as conn:
-        chunks = driver(conn).execute("SELECT count(*) FROM item_vectors").fetchone()[0]
+        chunks = conn.execute(sql("SELECT count(*) FROM item_vectors")).scalar()
     assert chunks == len(chunk_text(item_text("long", " ".join(words)))) > 8
     store.close()
 
@@ -235,14 +234,25 @@ def test_nearest_finds_the_item_of_a_vector_and_nothing_below_the_similarity_flo
 
     embedder = HashEmbedder()
     store = copy_store(tmp_path)
-    ids = [decisions.log_decision(store, f"decision {n}")["id"] for n in range(3)]
-    save_vectors(store, embedder.name, embedded(embedder, pending_items(store, embedder.name, limit=10)))
+    ids = [decisions.log_decision(store, f"decision {n}", tags=[f"t{n}"])["id"] for n in range(3)]
+    items = pending_items(store, embedder.name, limit=10)
+    save_vectors(store, embedder.name, embedded(embedder, items))
     cache = VectorCache()
-    target = embedder.embed(["decision 1"])[0]
+    target = embedder.embed(next(i.chunks for i in items if i.item_id == ids[1]))[0]
     hits = cache.nearest(store, embedder.name, target, filters=VectorFilters(), limit=10)
     assert hits[0]["id"] == ids[1] and hits[0]["score"] == pytest.approx(1.0, abs=1e-5)
     assert all(h["score"] >= MIN_SIMILARITY for h in hits)
     assert cache.nearest(store, embedder.name, -target, filters=VectorFilters(), limit=10) == []
+    # The filters of word search apply (each a clause of the SQL that fetches the hits).
+    for filters, found in [
+        (VectorFilters(types=["progress"]), []),
+        (VectorFilters(types=["decision", "progress"], tags_any=["T1"]), [ids[1]]),
+        (VectorFilters(tags_any=["t0", "t1"], since="2000-01-01"), [ids[1], ids[0]]),
+        (VectorFilters(tags_any=["t0"]), [ids[0]]),
+        (VectorFilters(since="2999-01-01"), []),
+        (VectorFilters(category="nope"), []),
+    ]:
+        assert [h["id"] for h in cache.nearest(store, embedder.name, target, filters=filters, limit=10)] == found
     # A delete reaches the copy in memory on the next search.
     decisions.delete_decision(store, ids[1])
     assert ids[1] not in [

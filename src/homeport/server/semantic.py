@@ -65,7 +65,7 @@ class SemanticSearch:
         Costs the call a set lookup: whether the extra and a model are there is found out on the
         indexer's thread (which then stops for good if they are not).
         """
-        if not self._background or _on_postgres(store):
+        if not self._background:
             return
         if self._indexer is not None:
             self._indexer.touch()
@@ -103,7 +103,7 @@ class SemanticSearch:
             InvalidItemError: as word search (an empty query, an unknown type, a bad `since`).
         """
         filters: dict[str, Any] = {"types": types, "tags_any": tags_any, "category": category, "since": since}
-        reason = (_on_postgres(store) or self.unavailable()) if mode != "words" else None
+        reason = self.unavailable() if mode != "words" else None
         if mode == "semantic" and reason is not None:
             raise SemanticSearchUnavailableError(f"{reason}; or search with mode='words'")
         if mode == "words" or reason is not None:
@@ -142,12 +142,3 @@ class SemanticSearch:
     def close(self) -> None:
         if self._indexer is not None:
             self._indexer.close()
-
-
-def _on_postgres(store: Store | None) -> str | None:
-    """Why search by meaning does not run on `store`: vectors are kept in SQLite stores only, so far."""
-    from homeport.store.postgres import PostgresStore
-
-    if isinstance(store, PostgresStore):
-        return "search by meaning is not available on a PostgreSQL store yet (its vectors are kept in SQLite stores)"
-    return None

@@ -17,8 +17,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, text
 
 from homeport.store._common import normalize_tags, utc_stamp
 from homeport.store.chunking import chunk_text, item_text
@@ -41,6 +42,30 @@ MIN_SIMILARITY = 0.25
 _FIRST_WINDOW = 256
 
 
+class _Sql:
+    """The statements of this module on either store: `:name` parameters, rows as tuples.
+
+    On SQLite the sqlite3 connection under the transaction (no SQLAlchemy overhead per statement:
+    a search reads thousands of rows); on PostgreSQL the SQLAlchemy connection, with `text()`,
+    which takes the same `:name` parameters. bytea comes back as bytes or memoryview; both join.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._raw = driver(conn) if conn.dialect.name == "sqlite" else None
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> Any:
+        if self._raw is not None:
+            return self._raw.execute(sql, params or {})
+        return self._conn.execute(text(sql), params or {})
+
+    def executemany(self, sql: str, rows: list[dict[str, Any]]) -> None:
+        if self._raw is not None:
+            self._raw.executemany(sql, rows)
+        elif rows:
+            self._conn.execute(text(sql), rows)
+
+
 @dataclass(frozen=True)
 class PendingItem:
     item_type: str
@@ -56,7 +81,7 @@ def pending_items(store: Store, model: str, *, limit: int) -> list[PendingItem]:
     """Up to `limit` items whose current text has no vector of `model` yet, oldest first."""
     with store.read() as conn:
         rows = (
-            driver(conn)
+            _Sql(conn)
             .execute(
                 "SELECT item_type, item_id, title, body, tags FROM search_index s WHERE NOT EXISTS "
                 "(SELECT 1 FROM item_vectors v WHERE v.item_type = s.item_type AND v.item_id = s.item_id "
@@ -71,7 +96,7 @@ def pending_items(store: Store, model: str, *, limit: int) -> list[PendingItem]:
 def pending_count(store: Store, model: str) -> int:
     """Items that search by meaning cannot find yet (no vector of `model` for their current text)."""
     with store.read() as conn:
-        raw = driver(conn)
+        raw = _Sql(conn)
         items = raw.execute(_ITEM_COUNT).fetchone()[0]
         done = raw.execute("SELECT count(*) FROM item_vectors WHERE model = :m AND chunk = 0", {"m": model}).fetchone()[
             0
@@ -96,7 +121,7 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
 
     stored = 0
     with store.write() as conn:
-        raw = driver(conn)
+        raw = _Sql(conn)
         for item, vectors in embedded:
             row = raw.execute(
                 "SELECT title, body, tags FROM search_index WHERE rowid = :r",
@@ -109,9 +134,9 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
                 {"t": item.item_type, "i": item.item_id},
             )
             raw.executemany(
-                "INSERT INTO item_vectors (item_type, item_id, chunk, model, vector) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO item_vectors (item_type, item_id, chunk, model, vector) VALUES (:t, :i, :c, :m, :v)",
                 [
-                    (item.item_type, item.item_id, n, model, np.asarray(v, dtype="<f4").tobytes())
+                    {"t": item.item_type, "i": item.item_id, "c": n, "m": model, "v": np.asarray(v, "<f4").tobytes()}
                     for n, v in enumerate(vectors)
                 ],
             )
@@ -152,7 +177,7 @@ class VectorCache:
 
     def __init__(self, *, capacity: int = 4) -> None:
         self._capacity = capacity
-        self._matrices: OrderedDict[tuple[Path, str], _Matrix] = OrderedDict()
+        self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._lock = threading.Lock()
 
     def nearest(
@@ -172,8 +197,8 @@ class VectorCache:
 
         limit = max(1, min(limit, 200))
         with store.read() as conn:
-            raw = driver(conn)
-            matrix = self._current(raw, store.path, model, int(query.shape[0]))
+            raw = _Sql(conn)
+            matrix = self._current(raw, store.where, model, int(query.shape[0]))
             if not len(matrix.ids):
                 return []
             # einsum, not `@`: BLAS hands a matrix-vector product to its thread pool, which on a busy
@@ -191,11 +216,11 @@ class VectorCache:
                 window = min(window * 4, eligible)
             return []
 
-    def _current(self, raw: Any, path: Path, model: str, dim: int) -> _Matrix:
+    def _current(self, raw: _Sql, where: str, model: str, dim: int) -> _Matrix:
         import numpy as np
 
         state = raw.execute("SELECT coalesce(max(id), 0), count(*) FROM item_vectors").fetchone()
-        key = (path, model)
+        key = (where, model)  # a PostgreSQL store's `where` names its database too
         with self._lock:
             matrix = self._matrices.get(key)
             if matrix is None or matrix.vectors.shape[1] != dim:
@@ -222,7 +247,7 @@ class VectorCache:
             )
             parts = [(matrix.ids, matrix.keys, matrix.chunks, matrix.vectors)]
             # Read in slices: the rows of 100,000 vectors as Python objects would double the peak memory.
-            while rows := [r for r in cursor.fetchmany(4096) if len(r[4]) == 4 * dim]:
+            while rows := [r for r in cursor.fetchmany(4096) if len(r[4]) == 4 * dim]:  # bytes or memoryview
                 parts.append(
                     (
                         np.array([r[0] for r in rows], dtype=np.int64),
@@ -255,7 +280,7 @@ def _best_chunk_per_item(scores: npt.NDArray[np.float32], keys: npt.NDArray[np.i
 
 
 def _fetch(
-    raw: Any,
+    raw: _Sql,
     ranked: list[int],
     matrix: _Matrix,
     scores: npt.NDArray[np.float32],
