@@ -24,6 +24,8 @@ from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
 __all__ = [
     "RANK_WINDOW",
     "SEARCHABLE_TYPES",
+    "filter_conditions",
+    "in_list",
     "index_item",
     "index_rowid",
     "plain_words",
@@ -175,21 +177,7 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
     query with fewer matches than the window is ranked exactly.
     """
     params: dict[str, Any] = {"q": match, "limit": f.limit, "window": RANK_WINDOW - 1}
-    where = ["search_index MATCH :q"]
-    if len(f.types) < len(SEARCHABLE_TYPES):  # the type is in the rowid's low bits: no row lookup
-        where.append(_in_list("(rowid & 7)", "t", [_TYPE_CODES[t] for t in f.types], params))
-    if f.tags:
-        keys = _in_list("g.tag_key", "g", [t.casefold() for t in f.tags], params)
-        where.append(
-            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
-            f"AND g.item_id = search_index.item_id AND {keys})"
-        )
-    if f.category:
-        where.append("category = :category")
-        params["category"] = f.category
-    if f.since:
-        where.append("updated_at >= :since")
-        params["since"] = f.since
+    where = ["search_index MATCH :q", *filter_conditions(params, f.types, f.tags, f.category, f.since)]
     condition = " AND ".join(where)
     floor = raw.execute(
         f"SELECT rowid FROM search_index WHERE {condition} ORDER BY rowid DESC LIMIT 1 OFFSET :window", params
@@ -237,7 +225,31 @@ def _clip(snippet: str) -> str:
     return ("…" if start else "") + clipped + "…"
 
 
-def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict[str, Any]) -> str:
+def filter_conditions(
+    params: dict[str, Any], types: Sequence[str], tags: Sequence[str], category: str | None, since: str | None
+) -> list[str]:
+    """The conditions on `search_index` of the search filters (values already normalised); their values
+    are added to `params`. Word search on both backends and search by meaning use the same ones."""
+    where = []
+    if len(types) < len(SEARCHABLE_TYPES):  # the type is in the rowid's low bits: no row lookup
+        where.append(in_list("(rowid & 7)", "t", [_TYPE_CODES[t] for t in types], params))
+    if tags:
+        keys = in_list("g.tag_key", "g", [t.casefold() for t in tags], params)
+        where.append(
+            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
+            f"AND g.item_id = search_index.item_id AND {keys})"
+        )
+    if category:
+        where.append("category = :category")
+        params["category"] = category
+    if since:
+        where.append("updated_at >= :since")
+        params["since"] = since
+    return where
+
+
+def in_list(column: str, prefix: str, values: Sequence[str | int], params: dict[str, Any]) -> str:
+    """`column IN (:prefix0, :prefix1, ...)`, the values added to `params`."""
     names = []
     for i, value in enumerate(values):
         params[f"{prefix}{i}"] = value
@@ -302,21 +314,7 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
     if not tsq:
         return []
     params: dict[str, Any] = {"q": tsq, "limit": f.limit, "window": RANK_WINDOW}
-    where = ["document @@ q"]
-    if len(f.types) < len(SEARCHABLE_TYPES):
-        where.append(_in_list("(rowid & 7)", "t", [_TYPE_CODES[t] for t in f.types], params))
-    if f.tags:
-        keys = _in_list("g.tag_key", "g", [t.casefold() for t in f.tags], params)
-        where.append(
-            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
-            f"AND g.item_id = search_index.item_id AND {keys})"
-        )
-    if f.category:
-        where.append("category = :category")
-        params["category"] = f.category
-    if f.since:
-        where.append("updated_at >= :since")
-        params["since"] = f.since
+    where = ["document @@ q", *filter_conditions(params, f.types, f.tags, f.category, f.since)]
     condition = " AND ".join(where)
     sql = text(
         # Only the rowid and the tsvector of the window are read; the text of the best `limit` rows after.

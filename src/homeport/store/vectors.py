@@ -25,7 +25,7 @@ from homeport.store._common import normalize_tags, utc_stamp
 from homeport.store.chunking import chunk_text, item_text
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_SNIPPET_CHARS
-from homeport.store.search import SEARCHABLE_TYPES, index_rowid
+from homeport.store.search import SEARCHABLE_TYPES, filter_conditions, in_list, index_rowid
 
 if TYPE_CHECKING:
     import numpy as np
@@ -291,23 +291,13 @@ def _fetch(
         return []
     by_key = {int(matrix.keys[p]): p for p in ranked}
     params: dict[str, Any] = {}
-    where = [_in_list("rowid", "k", list(by_key), params)]
+    category = filters.category.strip() if filters.category and filters.category.strip() else None
+    since = utc_stamp(filters.since, "since") if filters.since else None
     wanted = list(filters.types or SEARCHABLE_TYPES)
-    if len(wanted) < len(SEARCHABLE_TYPES):
-        where.append(_in_list("(rowid & 7)", "t", [index_rowid(t, 0) for t in wanted], params))
-    tags = normalize_tags(filters.tags_any)
-    if tags:
-        keys = _in_list("g.tag_key", "g", [t.casefold() for t in tags], params)
-        where.append(
-            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_type = search_index.item_type "
-            f"AND g.item_id = search_index.item_id AND {keys})"
-        )
-    if filters.category and filters.category.strip():
-        where.append("category = :category")
-        params["category"] = filters.category.strip()
-    if filters.since:
-        where.append("updated_at >= :since")
-        params["since"] = utc_stamp(filters.since, "since")
+    where = [
+        in_list("rowid", "k", list(by_key), params),
+        *filter_conditions(params, wanted, normalize_tags(filters.tags_any), category, since),
+    ]
     columns = "rowid, item_type, item_id, title, body, tags, updated_at"
     rows = raw.execute(f"SELECT {columns} FROM search_index WHERE {' AND '.join(where)}", params).fetchall()
     found = {int(r[0]): r for r in rows}
@@ -336,11 +326,3 @@ def _fetch(
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_SNIPPET_CHARS else text[: MAX_SNIPPET_CHARS - 1] + "…"
-
-
-def _in_list(column: str, prefix: str, values: Sequence[str | int], params: dict[str, Any]) -> str:
-    names = []
-    for i, value in enumerate(values):
-        params[f"{prefix}{i}"] = value
-        names.append(f":{prefix}{i}")
-    return f"{column} IN ({', '.join(names)})"
