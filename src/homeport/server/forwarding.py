@@ -155,18 +155,26 @@ class Forwarder:
         agent: str | None = None,
         client: tuple[str | None, str | None] | None = None,
     ) -> Any:
-        """`forward` for a process without an event loop (the shell): one connection, closed after the call.
+        """`forward` for a process without an event loop (the shell): the same client, on a loop of its own
+        for this one call, its connection closed after it.
 
         Raises:
             as `forward`.
         """
-        from homeport.server.owner_client import call_tool_blocking, owner_headers, owner_url, sync_client
+        from homeport.server.owner_client import call_owner, owner_connections
 
         _require_agent(owned, owner, tool, agent)
+        payload = to_jsonable_python(arguments)
+
+        async def once() -> Any:
+            conns = owner_connections(owner, root, agent)
+            try:
+                return await call_owner(conns, tool, payload, client)
+            finally:
+                await conns.aclose()
+
         try:
-            url, uds = owner_url(owner)
-            with sync_client(owner_headers(owner, root, agent), uds=uds) as http:
-                return call_tool_blocking(http, url, tool, to_jsonable_python(arguments), client)
+            return anyio.run(once)
         except Exception as exc:
             raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
 

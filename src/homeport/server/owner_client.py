@@ -28,7 +28,7 @@ from homeport import __version__
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
 from homeport.server.forwarding import FORWARDED_HEADER
-from homeport.server.owner_http import OwnerConnections
+from homeport.server.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
 from homeport.server.owner_token import AGENT_HEADER
 
 __all__ = [
@@ -37,16 +37,11 @@ __all__ = [
     "async_client",
     "call_owner",
     "call_tool",
-    "call_tool_blocking",
     "owner_connections",
     "owner_headers",
-    "owner_url",
-    "sync_client",
 ]
 
 PROTOCOL_VERSION = "2026-07-28"
-CONNECT_SECONDS = 5.0
-READ_SECONDS = 300.0  # a project-database query may take minutes
 _REQUEST_ID = 1
 _BASE_HEADERS = {
     "Accept": "application/json, text/event-stream",
@@ -62,14 +57,6 @@ _META = {
 
 class OwnerRefusedError(Exception):
     """The owner answered, but not with a tool result (a protocol or HTTP-level refusal)."""
-
-
-def owner_url(owner: Owner) -> tuple[str, str | None]:
-    """(the owner's /mcp URL, its unix socket or None)."""
-    if owner.endpoint.startswith(UNIX_SCHEME):
-        # The daemon's socket: the URL names only the Host header it accepts (http://localhost).
-        return "http://localhost/mcp", owner.endpoint[len(UNIX_SCHEME) :]
-    return owner.endpoint + "/mcp", None
 
 
 def owner_headers(owner: Owner, root: Path, agent: str | None) -> dict[str, str]:
@@ -103,23 +90,10 @@ async def call_owner(
     return _answer(answer.status, answer.content_type, answer.body.decode("utf-8", "replace"))
 
 
-def async_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2.AsyncClient:
-    """An HTTP client for MCP calls sending `headers` on each (over the unix socket `uds` if given)."""
+def async_client(headers: Mapping[str, str]) -> httpx2.AsyncClient:
+    """An HTTP client for MCP calls to a remote server (a team server) sending `headers` on each."""
     return httpx2.AsyncClient(
-        headers={**_BASE_HEADERS, **headers},
-        timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=httpx2.AsyncHTTPTransport(uds=uds) if uds else None,
-        trust_env=not uds,
-    )
-
-
-def sync_client(headers: Mapping[str, str], *, uds: str | None = None) -> httpx2.Client:
-    """`async_client` for a caller without an event loop (the shell)."""
-    return httpx2.Client(
-        headers={**_BASE_HEADERS, **headers},
-        timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=httpx2.HTTPTransport(uds=uds) if uds else None,
-        trust_env=not uds,
+        headers={**_BASE_HEADERS, **headers}, timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS)
     )
 
 
@@ -193,14 +167,6 @@ async def call_tool(
     """
     body, headers = _request(tool, arguments, client)
     return _result(await http.post(url, content=body, headers=headers))
-
-
-def call_tool_blocking(
-    http: httpx2.Client, url: str, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
-) -> CallToolResult:
-    """`call_tool` without an event loop."""
-    body, headers = _request(tool, arguments, client)
-    return _result(http.post(url, content=body, headers=headers))
 
 
 def _request(
