@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,35 @@ def environ_without_homeport(state_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPORT_")}
     env["HOMEPORT_STATE_DIR"] = str(state_dir)
     return env
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of one process in seconds (`process_jiffies`), 0.0 when it is gone."""
+    return process_jiffies(pid) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes] | None = None, log: Path | None = None) -> None:
+    """Until `url`/healthz answers 200 (at most 60 s, or until `process` exits); else exit naming `log`."""
+    import httpx2
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (process is None or process.poll() is None):
+        with contextlib.suppress(httpx2.TransportError):
+            if httpx2.get(url + "/healthz").status_code == 200:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"{url} did not start" + (f":\n{log.read_text()}" if log is not None else ""))
+
+
+@contextlib.asynccontextmanager
+async def http_mcp_client(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """An SDK client of the MCP endpoint at `url`/mcp sending `headers` on every request."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
+        Client(streamable_http_client(url + "/mcp", http_client=http)) as client,
+    ):
+        yield client

@@ -28,15 +28,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-from _common import environ_without_homeport, percentile, timed_calls
+from _common import (
+    child_pids,
+    environ_without_homeport,
+    http_mcp_client,
+    percentile,
+    process_cpu_seconds,
+    timed_calls,
+    wait_healthy,
+)
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 BOOT = "from homeport.cli import main; main()"
 
@@ -64,45 +71,6 @@ def _wait_owner(state: Path, pid: int, log: Path) -> str:
     raise SystemExit(f"the owner did not start:\n{log.read_text()}")
 
 
-def _wait_http(url: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx2.TransportError):
-            if httpx2.get(url + "/healthz").status_code == 200:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"{url} did not start")
-
-
-@contextlib.asynccontextmanager
-async def _http(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url + "/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process `pid` so far (Linux /proc; 0.0 elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _stdio_child(known: set[int]) -> int | None:
-    """The pid of this process's child that is neither of `known` (the stdio front end)."""
-    me = str(os.getpid())
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError):
-            pid = int(stat.parent.name)
-            if stat.read_text().rsplit(")", 1)[1].split()[1] == me and pid not in known:
-                return pid
-    return None
-
-
 Measured = tuple[dict[str, list[float]], dict[str, dict[str, float]]]
 
 
@@ -121,16 +89,16 @@ async def measure(calls: int, warmup: int, rounds: int) -> Measured:
                 ["--http", "--port", str(port), "--allow-root", str(base)], base, env, Path(tmp, "front.log")
             )
             front_url = f"http://127.0.0.1:{port}"
-            _wait_http(front_url)
+            wait_healthy(front_url)
             stdio = StdioServerParameters(
                 command=sys.executable, args=["-c", BOOT, "serve", "--allow-root", str(base)], cwd=str(base), env=env
             )
             results: dict[str, list[float]] = {}
             async with (
                 Client(stdio) as front,
-                _http(endpoint, {"X-Workspace-Id": str(owned)}) as direct,
-                _http(front_url, {"X-Workspace-Id": str(owned)}) as front_owned,
-                _http(front_url, {"X-Workspace-Id": str(local)}) as front_local,
+                http_mcp_client(endpoint, {"X-Workspace-Id": str(owned)}) as direct,
+                http_mcp_client(front_url, {"X-Workspace-Id": str(owned)}) as front_owned,
+                http_mcp_client(front_url, {"X-Workspace-Id": str(local)}) as front_local,
             ):
                 for root in (owned, local):
                     for i in range(10):
@@ -141,7 +109,7 @@ async def measure(calls: int, warmup: int, rounds: int) -> Measured:
                 def read(client: Client, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
                     return lambda: client.call_tool("get_decisions", {"limit": 10, **args})
 
-                stdio_pid = _stdio_child({owner.pid, front_http.pid})
+                stdio_pid = next(iter(child_pids(os.getpid()) - {owner.pid, front_http.pid}), None)
                 # path -> (the call, the front end's pid or None)
                 paths = {
                     "stdio front end, local": (read(front, {"workspace": str(local)}), stdio_pid),
@@ -154,10 +122,10 @@ async def measure(calls: int, warmup: int, rounds: int) -> Measured:
                 for n in range(rounds):
                     for name, (call, front_pid) in paths.items():
                         share = calls // rounds + (1 if n < calls % rounds else 0)
-                        before = (_cpu_seconds(front_pid) if front_pid else 0.0, _cpu_seconds(owner.pid))
+                        before = (process_cpu_seconds(front_pid) if front_pid else 0.0, process_cpu_seconds(owner.pid))
                         times = await timed_calls(call, share, warmup if n == 0 else 0)
-                        cpu[name]["front"] += (_cpu_seconds(front_pid) if front_pid else 0.0) - before[0]
-                        cpu[name]["owner"] += _cpu_seconds(owner.pid) - before[1]
+                        cpu[name]["front"] += (process_cpu_seconds(front_pid) if front_pid else 0.0) - before[0]
+                        cpu[name]["owner"] += process_cpu_seconds(owner.pid) - before[1]
                         results.setdefault(name, []).extend(times)
                 per_call = {
                     name: {k: v * 1000 / len(results[name]) for k, v in spent.items()} for name, spent in cpu.items()

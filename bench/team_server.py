@@ -16,21 +16,17 @@ makes the same read, `get_decisions(limit=10)` of a memory holding 10 decisions,
 from __future__ import annotations
 
 import argparse
-import contextlib
 import socket
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
-from _common import environ_without_homeport, percentile, timed_calls
+from _common import environ_without_homeport, http_mcp_client, percentile, timed_calls, wait_healthy
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 BOOT = "from homeport.cli import main; main()"
 KEY = "github.com/acme/api"
@@ -53,25 +49,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        with contextlib.suppress(httpx2.TransportError):
-            if httpx2.get(url + "/healthz").status_code == 200:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"{url} did not start:\n{log.read_text()}")
-
-
-@contextlib.asynccontextmanager
-async def _http(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url + "/mcp", http_client=http)) as client,
-    ):
-        yield client
 
 
 async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
@@ -98,7 +75,7 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
                 stderr=subprocess.STDOUT,
             )
         try:
-            _wait_http(url, team, log)
+            wait_healthy(url, team, log)
             shared, local = _project(Path(tmp, "shared"), url), _project(Path(tmp, "local"), None)
 
             def stdio(root: Path) -> StdioServerParameters:
@@ -111,7 +88,11 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
 
             results: dict[str, list[float]] = {}
             headers = {"Authorization": f"Bearer {token}", "X-Workspace-Id": KEY}
-            async with Client(stdio(shared)) as front, Client(stdio(local)) as alone, _http(url, headers) as direct:
+            async with (
+                Client(stdio(shared)) as front,
+                Client(stdio(local)) as alone,
+                http_mcp_client(url, headers) as direct,
+            ):
                 for client in (front, alone):
                     for i in range(10):
                         await client.call_tool("log_decision", {"summary": f"decision {i}"})
