@@ -37,6 +37,14 @@ def shell_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return home
 
 
+@pytest.fixture
+def shell_in_project(shell_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`shell_home`, standing in a fresh git project `shop` (the shell commands' current directory)."""
+    (tmp_path / "shop" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "shop")
+    return tmp_path / "shop"
+
+
 def make_project(base: Path, name: str, *, marker: str = ".git") -> Path:
     """A directory that is a project root (a git repository by default)."""
     root = base / name

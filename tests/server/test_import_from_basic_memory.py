@@ -56,14 +56,7 @@ async def test_a_secret_in_a_note_refuses_the_import(server_factory, projects):
     assert not (projects["alpha"] / ".homeport").exists()
 
 
-@pytest.fixture
-def shell(shell_home, tmp_path, monkeypatch) -> Path:
-    (tmp_path / "shop" / ".git").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "shop")
-    return tmp_path / "shop"
-
-
-def test_the_shell_imports_a_basic_memory_project_with_a_dry_run_first(shell, tmp_path):
+def test_the_shell_imports_a_basic_memory_project_with_a_dry_run_first(shell_in_project, tmp_path):
     shutil.copytree(SHOP, tmp_path / "basic-memory")
     runner = CliRunner()
     dry = runner.invoke(cli, ["import-from", "basic-memory", "../basic-memory", "--dry-run"])
@@ -71,7 +64,7 @@ def test_the_shell_imports_a_basic_memory_project_with_a_dry_run_first(shell, tm
     words = " ".join(dry.stdout.split())
     assert "would import 4 decision(s), 2 system pattern(s), 2 custom data item(s), 9 link(s)" in words
     assert "Payment Gateway" in words
-    assert not (shell / ".homeport").exists()
+    assert not (shell_in_project / ".homeport").exists()
     done = json.loads(runner.invoke(cli, ["import-from", "basic-memory", "../basic-memory", "--json"]).stdout)
     assert done["created"]["system_pattern"] == 2
     again = runner.invoke(cli, ["import-from", "basic-memory", "../basic-memory"])

@@ -85,14 +85,7 @@ async def test_a_secret_in_a_conport_row_refuses_the_import(server_factory, proj
     assert "decisions.2.rationale" in r.structured_content["error"]["message"]
 
 
-@pytest.fixture
-def shell(shell_home, tmp_path, monkeypatch) -> Path:
-    (tmp_path / "shop" / ".git").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "shop")
-    return tmp_path / "shop"
-
-
-def test_the_shell_imports_conport_with_a_dry_run_first(shell, tmp_path):
+def test_the_shell_imports_conport_with_a_dry_run_first(shell_in_project, tmp_path):
     shutil.copytree(CONPORT, tmp_path / "old-shop")
     runner = CliRunner()
     dry = runner.invoke(cli, ["import-from", "conport", "../old-shop", "--dry-run"])
@@ -100,7 +93,7 @@ def test_the_shell_imports_conport_with_a_dry_run_first(shell, tmp_path):
     words = " ".join(dry.stdout.split())
     assert "would import product context, active context, 2 decision(s), 4 progress entry(ies)" in words
     assert "context_links 4" in words and "deleted in ConPort" in words
-    assert not (shell / ".homeport").exists()
+    assert not (shell_in_project / ".homeport").exists()
     done = json.loads(runner.invoke(cli, ["import-from", "conport", "../old-shop", "--json"]).stdout)
     assert done["created"]["system_pattern"] == 2
     again = runner.invoke(cli, ["import-from", "conport", "../old-shop"])
@@ -109,21 +102,25 @@ def test_the_shell_imports_conport_with_a_dry_run_first(shell, tmp_path):
     assert missing.exit_code == 1 and "context_portal/context.db" in missing.stderr
 
 
-def test_the_shell_imports_instructions_and_follows_edits(shell):
-    shutil.copy(INSTRUCTIONS / "CLAUDE.md", shell / "CLAUDE.md")
+def test_the_shell_imports_instructions_and_follows_edits(shell_in_project):
+    shutil.copy(INSTRUCTIONS / "CLAUDE.md", shell_in_project / "CLAUDE.md")
     runner = CliRunner()
     first = runner.invoke(cli, ["import-from", "markdown", "."])
     assert first.exit_code == 0, first.output
     assert "imported 2 system pattern(s), 3 custom data item(s)" in " ".join(first.stdout.split())
-    text = (shell / "CLAUDE.md").read_text().replace("## Commands\n", "## Commands\n\n- `make lint` runs ruff\n")
-    (shell / "CLAUDE.md").write_text(text.replace("### Testing", "### Tests"))
+    text = (
+        (shell_in_project / "CLAUDE.md")
+        .read_text()
+        .replace("## Commands\n", "## Commands\n\n- `make lint` runs ruff\n")
+    )
+    (shell_in_project / "CLAUDE.md").write_text(text.replace("### Testing", "### Tests"))
     second = runner.invoke(cli, ["import-from", "markdown", "CLAUDE.md"])
     words = " ".join(second.stdout.split())
     assert "imported 1 system pattern(s)" in words and "updated 1, moved 2, unchanged 1" in words
     assert "CLAUDE.md > Architecture > Testing" in words  # stale: the heading was renamed
 
 
-def test_a_large_source_shows_a_progress_bar_on_stderr(shell, tmp_path, monkeypatch):
+def test_a_large_source_shows_a_progress_bar_on_stderr(shell_in_project, tmp_path, monkeypatch):
     shutil.copytree(CONPORT, tmp_path / "old-shop")
     monkeypatch.setattr(cli_importers, "PROGRESS_FROM_ROWS", 10)
     seen: list[tuple[int, int]] = []
