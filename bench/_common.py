@@ -226,6 +226,12 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str | 
     return "\n".join(lines)
 
 
+def latency_table(results: dict[str, list[float]], what: str) -> str:
+    """p50 and p95 in ms of each path's timed calls (`timed_calls`), as a Markdown table."""
+    rows = [(name, f"{percentile(t, 50):.2f}", f"{percentile(t, 95):.2f}") for name, t in results.items()]
+    return md_table([f"path ({what})", "p50 ms", "p95 ms"], rows)
+
+
 def fmt(value: float | None, digits: int = 2) -> str:
     if value is None or value != value:
         return "–"

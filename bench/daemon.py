@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 import httpx2
-from _common import environ_without_homeport, percentile, timed_calls
+from _common import environ_without_homeport, latency_table, percentile, timed_calls
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -85,10 +85,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured calls per path first (default 50)")
     options = parser.parse_args()
     results = anyio.run(measure, options.calls, options.warmup)
-    print(f"| path ({options.calls} calls of get_decisions(limit=10)) | p50 ms | p95 ms |")
-    print("|---|---|---|")
-    for name, times in results.items():
-        print(f"| {name} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} |")
+    print(latency_table(results, f"{options.calls} calls of get_decisions(limit=10)"))
     overhead = percentile(results["stdio -> daemon"], 50) - percentile(results["direct to the daemon (socket)"], 50)
     print(f"\nforwarding overhead, stdio -> daemon: {overhead:+.2f} ms p50 over direct-to-daemon")
 

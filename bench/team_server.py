@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import environ_without_homeport, http_mcp_client, percentile, timed_calls, wait_healthy
+from _common import environ_without_homeport, http_mcp_client, latency_table, percentile, timed_calls, wait_healthy
 from mcp import Client, StdioServerParameters
 
 BOOT = "from homeport.cli import main; main()"
@@ -117,10 +117,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=30, help="unmeasured calls per path first (default 30)")
     options = parser.parse_args()
     results = anyio.run(measure, options.calls, options.warmup)
-    print(f"| path ({options.calls} calls of get_decisions(limit=10)) | p50 ms | p95 ms |")
-    print("|---|---|---|")
-    for name, times in results.items():
-        print(f"| {name} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} |")
+    print(latency_table(results, f"{options.calls} calls of get_decisions(limit=10)"))
     overhead = percentile(results["stdio, sent to the team server"], 50) - percentile(
         results["direct to the team server (HTTP)"], 50
     )
