@@ -145,3 +145,60 @@ def test_homeport_status_and_where_work_with_an_auth_owner(auth_owner) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["served_by"]["pid"] == owner.pid
+
+
+GROUP_RULES = """
+[[workspaces]]
+name = "platform team"
+who = "group:platform"
+paths = ["{base}/**"]
+access = "write"
+"""
+
+
+async def test_a_jwt_callers_groups_reach_the_owner_so_group_rules_decide_alike_at_both_ends(tmp_path) -> None:
+    """The front end verified rita's JWT (groups: platform); the owner must see the same groups, or a
+    rule by group would admit her at the front end and refuse her at the owner (or the reverse)."""
+    from ._jwks import ISSUER, jwks_issuer
+
+    base = (tmp_path / "src").resolve()
+    project = make_project(base / "alpha")
+    rules = tmp_path / "rules.toml"
+    rules.write_text(GROUP_RULES.format(base=base), encoding="utf-8")
+    state = tmp_path / "state"
+    with jwks_issuer() as issuer:
+        auth = ("--auth", "jwt", "--jwks-url", issuer.jwks_url, "--issuer", ISSUER, "--access-rules", str(rules))
+        owner = start_owner(state, project, tmp_path / "owner.log", *auth, "--data-dir", str(tmp_path / "od"))
+        try:
+            env = clean_env(HOMEPORT_STATE_DIR=str(state))
+            extra = (*auth, "--data-dir", str(tmp_path / "fd"))
+            with running_http_server(allow_root=base, cwd=base, log=tmp_path / "f.log", env=env, extra=extra) as front:
+
+                async def call(groups: list[str] | None, tool: str, args: dict) -> object:
+                    claims = {} if groups is None else {"groups": groups}
+                    token = issuer.token("rita", aud=front.mcp_url, **claims)
+                    headers = {"Authorization": f"Bearer {token}", "X-Workspace-Id": str(project)}
+                    async with http_client(front.mcp_url, mode="auto", headers=headers) as client:
+                        return await client.call_tool(tool, args)
+
+                written = ok(await call(["platform"], "log_decision", {"summary": "by the platform group"}))
+                assert written["workspace"]["root"] == str(project)
+                where = ok(await call(["platform"], "where_am_i", {}))
+                assert where["served_by"]["pid"] == owner.pid
+                refused = await call(None, "get_decisions", {})
+                assert refused.structured_content["error"]["code"] == "workspace_access_denied"
+
+            # Straight to the owner, rita's own token cannot claim a group in the forwarding header.
+            token = issuer.token("rita", aud=owner.endpoint + "/mcp")
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "X-Workspace-Id": str(project),
+                "X-Homeport-Agent": "rita",
+                "X-Homeport-Claims": json.dumps({"groups": ["platform"]}),
+            }
+            async with http_client(owner.endpoint + "/mcp", mode="auto", headers=headers) as direct:
+                forged = await direct.call_tool("get_decisions", {})
+                assert forged.structured_content["error"]["code"] == "workspace_access_denied"
+        finally:
+            owner.process.terminate()
+            owner.process.wait(timeout=DEADLINE_S)

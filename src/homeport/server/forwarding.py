@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
 
-_Key = tuple[str, int, str, str | None]  # (endpoint, pid, workspace root, agent)
+_Key = tuple[str, int, str, str | None, str | None]  # (endpoint, pid, workspace root, agent, claims)
 
 # Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
 FORWARDED_HEADER = "x-homeport-forwarded-by"
@@ -123,9 +124,11 @@ class Forwarder:
         arguments: dict[str, Any],
         *,
         agent: str | None = None,
+        claims: Mapping[str, Any] | None = None,
         client: tuple[str | None, str | None] | None = None,
     ) -> Any:
-        """The owner's `CallToolResult` for `tool` on `root`, called as `agent` from `client` (name, version).
+        """The owner's `CallToolResult` for `tool` on `root`, called as `agent` (with the `claims` this
+        server verified for it, so the owner's group and claim rules see them too) from `client`.
 
         Raises:
             WorkspaceAccessDeniedError: the owner requires agents (--auth) and the call names none.
@@ -133,11 +136,14 @@ class Forwarder:
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
         _require_agent(owned, owner, tool, agent)
-        key = (owner.endpoint, owner.pid, str(root), agent)
         from homeport.server.owner_client import call_owner, owner_connections
+        from homeport.server.owner_token import claims_header
+
+        said = claims_header(claims or {})
+        key = (owner.endpoint, owner.pid, str(root), agent, said)
 
         try:
-            conns = self._pool().client(key, lambda: owner_connections(owner, root, agent))
+            conns = self._pool().client(key, lambda: owner_connections(owner, root, agent, said))
             return await call_owner(conns, tool, to_jsonable_python(arguments), client)
         except Exception as exc:
             await self._pool().drop(key)
@@ -153,6 +159,7 @@ class Forwarder:
         arguments: dict[str, Any],
         *,
         agent: str | None = None,
+        claims: Mapping[str, Any] | None = None,
         client: tuple[str | None, str | None] | None = None,
     ) -> Any:
         """`forward` for a process without an event loop (the shell): the same client, on a loop of its own
@@ -162,12 +169,13 @@ class Forwarder:
             as `forward`.
         """
         from homeport.server.owner_client import call_owner, owner_connections
+        from homeport.server.owner_token import claims_header
 
         _require_agent(owned, owner, tool, agent)
         payload = to_jsonable_python(arguments)
 
         async def once() -> Any:
-            conns = owner_connections(owner, root, agent)
+            conns = owner_connections(owner, root, agent, claims_header(claims or {}))
             try:
                 return await call_owner(conns, tool, payload, client)
             finally:

@@ -29,7 +29,7 @@ from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
 from homeport.server.forwarding import FORWARDED_HEADER
 from homeport.server.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
-from homeport.server.owner_token import AGENT_HEADER
+from homeport.server.owner_token import AGENT_HEADER, CLAIMS_HEADER
 
 __all__ = [
     "ClientPool",
@@ -59,17 +59,20 @@ class OwnerRefusedError(Exception):
     """The owner answered, but not with a tool result (a protocol or HTTP-level refusal)."""
 
 
-def owner_headers(owner: Owner, root: Path, agent: str | None) -> dict[str, str]:
-    """What every call for `root` as `agent` carries: the workspace, the forwarding mark, the owner's token."""
+def owner_headers(owner: Owner, root: Path, agent: str | None, claims: str | None = None) -> dict[str, str]:
+    """What every call for `root` as `agent` carries: the workspace, the forwarding mark, the owner's token,
+    and the agent's verified claims (`claims_header`) when it has some."""
     headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
     if agent is not None:
         headers[AGENT_HEADER] = agent
+    if claims is not None:
+        headers[CLAIMS_HEADER] = claims
     return headers
 
 
-def owner_connections(owner: Owner, root: Path, agent: str | None) -> OwnerConnections:
-    """Kept-alive connections to `owner` for calls on `root` as `agent` (`server.owner_http`)."""
-    headers = {**_BASE_HEADERS, **owner_headers(owner, root, agent)}
+def owner_connections(owner: Owner, root: Path, agent: str | None, claims: str | None = None) -> OwnerConnections:
+    """Kept-alive connections to `owner` for calls on `root` as `agent` with `claims` (`server.owner_http`)."""
+    headers = {**_BASE_HEADERS, **owner_headers(owner, root, agent, claims)}
     if owner.endpoint.startswith(UNIX_SCHEME):
         return OwnerConnections(headers=headers, uds=owner.endpoint[len(UNIX_SCHEME) :])
     parts = urlsplit(owner.endpoint)

@@ -3,8 +3,10 @@
 An owner started with `--own --auth` writes a random token to a file only its user can read
 (`InstanceRegistry.mint_owner_token`) and names that file in its registry entry. A front end
 (stdio, HTTP, the shell) that forwards a call there presents the token, and names the calling
-agent in `X-Homeport-Agent`. The owner accepts the header only with its own token: an agent's
-token that sends the header is still that agent. The owner then checks the named agent's access
+agent in `X-Homeport-Agent` and, when the front end verified a JWT, its claims (groups and the
+rest) in `X-Homeport-Claims`, so that group and claim rules decide the same way at both ends. The
+owner accepts these headers only with its own token: an agent's token that sends them is still that
+agent, with its own claims. The owner then checks the named agent's access
 as for any call, so forwarding never widens what an agent may reach; the token only proves that
 the caller runs as the owner's user, who could open the same stores directly.
 """
@@ -12,15 +14,27 @@ the caller runs as the owner's user, who could open the same stores directly.
 from __future__ import annotations
 
 import hmac
+import json
+from collections.abc import Mapping
+from typing import Any
 
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
 from homeport.errors import ConfigError, InvalidArgumentError
 from homeport.files.directory import check_id
 
-__all__ = ["AGENT_HEADER", "ForwarderToken", "OwnerTokenVerifier", "forwarded_agent"]
+__all__ = [
+    "AGENT_HEADER",
+    "CLAIMS_HEADER",
+    "ForwarderToken",
+    "OwnerTokenVerifier",
+    "claims_header",
+    "forwarded_agent",
+    "forwarded_claims",
+]
 
 AGENT_HEADER = "x-homeport-agent"
+CLAIMS_HEADER = "x-homeport-claims"
 
 
 class ForwarderToken(AccessToken):
@@ -53,3 +67,27 @@ def forwarded_agent(value: str | None) -> str | None:
         return check_id(value, "agent")
     except ConfigError:
         raise InvalidArgumentError(f"{AGENT_HEADER}: {value!r} is not an agent id") from None
+
+
+def claims_header(claims: Mapping[str, Any]) -> str | None:
+    """The value of `X-Homeport-Claims` for a caller's verified claims (None: it has none)."""
+    if not claims:
+        return None
+    return json.dumps(dict(claims), separators=(",", ":"), sort_keys=True, default=str)
+
+
+def forwarded_claims(value: str | None) -> dict[str, Any]:
+    """The claims a forwarding instance verified for its caller (empty: it sent none).
+
+    Raises:
+        InvalidArgumentError: the header is not a JSON object.
+    """
+    if value is None or value == "":
+        return {}
+    try:
+        claims = json.loads(value)
+    except ValueError:
+        claims = None
+    if not isinstance(claims, dict):
+        raise InvalidArgumentError(f"{CLAIMS_HEADER}: not a JSON object of claims")
+    return claims

@@ -234,7 +234,14 @@ class CallPipeline:
             return None, workspace
         owned, owner = found
         result = await forwarder.forward(
-            owned, owner, workspace.root, spec.name, arguments, agent=request.agent, client=request.client
+            owned,
+            owner,
+            workspace.root,
+            spec.name,
+            arguments,
+            agent=request.agent,
+            claims=request.claims,
+            client=request.client,
         )
         return result, None
 
@@ -298,7 +305,14 @@ class CallPipeline:
             if found is not None:
                 owned, owner = found
                 result = forwarder.forward_blocking(
-                    owned, owner, checked.root, spec.name, arguments, agent=request.agent, client=request.client
+                    owned,
+                    owner,
+                    checked.root,
+                    spec.name,
+                    arguments,
+                    agent=request.agent,
+                    claims=request.claims,
+                    client=request.client,
                 )
                 return owners_answer(result)
         return self.execute(spec, arguments, request, inputs, checked)

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from homeport.errors import InvalidWorkspaceError
 from homeport.server.forwarding import FORWARDED_HEADER
-from homeport.server.owner_token import AGENT_HEADER, ForwarderToken, forwarded_agent
+from homeport.server.owner_token import AGENT_HEADER, CLAIMS_HEADER, ForwarderToken, forwarded_agent, forwarded_claims
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
@@ -112,10 +112,16 @@ class McpRequest:
             return None  # anonymous HTTP callers are nobody's agent, whatever --agent says
         return self.runtime.settings.agent
 
-    @property
+    @_once
     def claims(self) -> Mapping[str, Any]:
-        """The verified token's claims (a JWT's payload); empty for Homeport's own tokens and without auth."""
+        """The verified token's claims (a JWT's payload); empty for Homeport's own tokens and without auth.
+
+        A call forwarded with this owner's own token carries the claims the front end verified for its
+        agent in a header (`server.owner_token`); that header counts with no other token.
+        """
         token = get_access_token()
+        if isinstance(token, ForwarderToken):
+            return forwarded_claims(self.http_request.headers.get(CLAIMS_HEADER))
         return (token.claims or {}) if token is not None else {}
 
     @property
