@@ -78,7 +78,7 @@ def copy_memory(
     *,
     replace: bool = False,
     progress: Callable[[CopyProgress], None] | None = None,
-    batch_rows: int = BATCH_ROWS,
+    batch_rows: int | None = None,
 ) -> dict[str, Any]:
     """Copy one workspace's memory into another store, `batch_rows` items per transaction, resumable.
 
@@ -92,6 +92,7 @@ def copy_memory(
         CopyUnfinishedError: the target holds an unfinished copy of another source and not `replace`.
         StoreError: a batch failed (the message says how many items are committed and to run the copy again).
     """
+    batch_rows = batch_rows or BATCH_ROWS
     data = _collect(source)
     counts = {section: len(items) for section, items in data.items()}
     expected = memory_checksum(data)
