@@ -243,3 +243,18 @@ def test_a_finished_copy_leaves_no_checkpoint_and_opens_normally(tmp_path, fille
     reopened.close()
     assert store_path_for(tmp_path / "t").exists()
     shutil.rmtree(tmp_path / "t")
+
+
+def test_two_copies_into_one_target_at_once_do_not_mix(tmp_path, filled_source):
+    """A second run started while the first is between batches: the first one stops rather than write twice."""
+    with _sqlite(tmp_path / "t", fill=False) as target:
+        second: list[dict] = []
+
+        def start_another_copy_after_the_first_batch(state: CopyProgress) -> None:
+            if state.committed == BATCH and not second:
+                second.append(copy_memory(filled_source, target, batch_rows=BATCH))
+
+        with pytest.raises(CopyUnfinishedError, match=r"another `homeport copy` into .* is running or ran meanwhile"):
+            copy_memory(filled_source, target, progress=start_another_copy_after_the_first_batch, batch_rows=BATCH)
+        assert second[0]["resumed_from"] == BATCH
+        assert _collect(target) == _collect(filled_source) and _checkpoint(target) is None

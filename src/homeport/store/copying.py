@@ -106,10 +106,11 @@ def copy_memory(
         batch = plan[done : done + batch_rows]
         try:
             with target.write() as conn:
+                _still_ours(conn, target, Checkpoint(identity, expected, done, len(plan)))
                 _write(conn, batch)
                 save_checkpoint(conn, Checkpoint(identity, expected, done + len(batch), len(plan)))
         except StoreError as exc:
-            if isinstance(exc, InvalidItemError):
+            if isinstance(exc, (InvalidItemError, CopyUnfinishedError)):
                 raise
             raise StoreError(
                 f"{exc.message}; {done} of {len(plan)} items are copied into {target.where}: run the same "
@@ -162,6 +163,21 @@ def _begin(target: Store, identity: str, checksum: str, total: int, *, replace: 
         _empty(conn)
         save_checkpoint(conn, Checkpoint(identity, checksum, 0, total))
         return 0, restarted
+
+
+def _still_ours(conn: Connection, target: Store, mine: Checkpoint) -> None:
+    """The checkpoint is where this run left it: no other copy into the target wrote in between.
+
+    Raises:
+        CopyUnfinishedError: another `homeport copy` into the same target moved or reset the checkpoint.
+    """
+    found = read_checkpoint(conn)
+    if found != mine:
+        at = f"{found.done} of {found.total} items" if found is not None else "finished"
+        raise CopyUnfinishedError(
+            f"another `homeport copy` into {target.where} is running or ran meanwhile (its checkpoint: {at}; "
+            f"this copy: {mine.done}); this one stopped: let the other finish, then run the copy again"
+        )
 
 
 def _verify(source: Store, target: Store, data: dict[str, list[dict[str, Any]]], expected: str) -> None:
