@@ -6,7 +6,11 @@ from __future__ import annotations
 import contextlib
 import math
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -258,3 +262,62 @@ def test_two_copies_into_one_target_at_once_do_not_mix(tmp_path, filled_source):
             copy_memory(filled_source, target, progress=start_another_copy_after_the_first_batch, batch_rows=BATCH)
         assert second[0]["resumed_from"] == BATCH
         assert _collect(target) == _collect(filled_source) and _checkpoint(target) is None
+
+
+def _pg_checkpoint_done(url: str, key: str) -> int:
+    import psycopg
+
+    from homeport.store.postgres import schema_for
+
+    with psycopg.connect(url) as conn:
+        try:
+            row = conn.execute(f"SELECT done FROM {schema_for(key)}.copy_checkpoint").fetchone()
+        except psycopg.errors.UndefinedTable:  # the workspace is not created yet
+            return 0
+    return row[0] if row else 0
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_sigint_to_a_real_copy_keeps_its_batches_and_the_same_command_resumes(tmp_path, store_postgres_url):
+    from homeport.store.decisions import insert_decision
+
+    with _sqlite(tmp_path / "big", fill=True) as source, source.write() as conn:
+        for i in range(3000):
+            insert_decision(conn, f"decision {i} of a workspace big enough to interrupt", tags=[f"t{i % 5}"])
+    key = str((tmp_path / "big").absolute())
+    command = [
+        str(Path(sys.executable).parent / "homeport"),
+        "copy",
+        "--from",
+        f"sqlite:{key}",
+        "--to",
+        store_postgres_url,
+    ]
+    # As a terminal delivers Ctrl-C: SIGINT with its default handler (a background job would ignore it).
+    running = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while _pg_checkpoint_done(store_postgres_url, key) < copying_module.BATCH_ROWS:
+        assert running.poll() is None and time.monotonic() < deadline, "the copy ended before its first batch"
+        time.sleep(0.05)
+    running.send_signal(signal.SIGINT)
+    _, err = running.communicate(timeout=60)
+    assert running.returncode == 130, err
+    kept = _pg_checkpoint_done(store_postgres_url, key)
+    assert copying_module.BATCH_ROWS <= kept < 3027 and kept % copying_module.BATCH_ROWS == 0
+    assert f"interrupted: {kept} of 3027 items are copied and kept; to resume, run the same command again" in err
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming an unfinished copy: {kept} of 3027 items are already copied" in again.stderr
+    assert "copied 3027 items (" in again.stdout and f"resumed after {kept} items" in again.stdout
+    with _sqlite(tmp_path / "big", fill=False) as source:
+        stores = PostgresStores(store_postgres_url, pool_size=1)
+        assert _collect(stores.get(key, create=False)) == _collect(source)
+        stores.close()
