@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from homeport.cli import cli
-from homeport.errors import CopyUnfinishedError
+from homeport.errors import CopyUnfinishedError, InvalidItemError
 from homeport.store import Store, contexts, custom_data, decisions, links, patterns, progress, store_path_for
 from homeport.store import copying as copying_module
 from homeport.store.copying import CopyProgress, copy_memory
@@ -321,3 +321,20 @@ def test_sigint_to_a_real_copy_keeps_its_batches_and_the_same_command_resumes(tm
         stores = PostgresStores(store_postgres_url, pool_size=1)
         assert _collect(stores.get(key, create=False)) == _collect(source)
         stores.close()
+
+
+def test_a_copy_that_does_not_match_its_source_stays_unfinished_and_the_next_run_starts_over(tmp_path, filled_source):
+    from sqlalchemy import text
+
+    with _sqlite(tmp_path / "t", fill=False) as target:
+        with pytest.raises(Interrupted):
+            copy_memory(filled_source, target, progress=_interrupt_after(1), batch_rows=BATCH)
+        with target.write() as conn:  # a write that bypassed the refusal, into an item already copied
+            conn.execute(text("UPDATE decisions SET summary = 'changed in the target' WHERE id = 1"))
+
+        with pytest.raises(InvalidItemError, match=r"differs from .* in decisions .*stays marked unfinished"):
+            copy_memory(filled_source, target, batch_rows=BATCH)
+        assert _checkpoint(target) is not None
+        result = copy_memory(filled_source, target, batch_rows=BATCH)
+        assert result["resumed_from"] == 0 and "the last run's copy did not match its source" in result["restarted"]
+        assert _collect(target) == _collect(filled_source)

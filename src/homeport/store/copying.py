@@ -41,6 +41,9 @@ __all__ = ["BATCH_ROWS", "CopyProgress", "copy_memory", "source_identity"]
 # commits and checkpoint updates of 500-item batches cost under 1% of the copy.
 BATCH_ROWS = 500
 
+# The source checksum a checkpoint gets when the verification failed: no source has it, so the next run starts over.
+_MISMATCH = "mismatch"
+
 Stage = Literal["copying", "verifying", "verified"]
 
 
@@ -143,7 +146,9 @@ def _begin(target: Store, identity: str, checksum: str, total: int, *, replace: 
         if found is not None and found.source == identity and found.source_checksum == checksum:
             return min(found.done, total), None
         restarted = None
-        if found is not None and found.source == identity:
+        if found is not None and found.source == identity and found.source_checksum == _MISMATCH:
+            restarted = f"the last run's copy did not match its source: its {found.done} copied items were discarded"
+        elif found is not None and found.source == identity:
             restarted = (
                 f"the source changed since the unfinished copy began (checksum {found.source_checksum[:12]} -> "
                 f"{checksum[:12]}): its {found.done} copied items were discarded and the copy started over"
@@ -191,7 +196,7 @@ def _verify(source: Store, target: Store, data: dict[str, list[dict[str, Any]]],
         # The next run starts over rather than resuming into the same difference.
         checkpoint = read_checkpoint(conn)
         if checkpoint is not None:
-            save_checkpoint(conn, Checkpoint(checkpoint.source, "differs", checkpoint.done, checkpoint.total))
+            save_checkpoint(conn, Checkpoint(checkpoint.source, _MISMATCH, checkpoint.done, checkpoint.total))
     differing = sorted(s for s in data if dump_json(data[s]) != dump_json(copied[s]))
     raise InvalidItemError(
         f"the copy in {target.where} differs from {source.where} in {', '.join(differing)} (checksum "
