@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.cli import cli
@@ -158,7 +158,7 @@ def filled_source(tmp_path_factory) -> Iterator[Store]:
         yield source
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None)
 @given(batch=st.integers(1, 30), stops=st.lists(st.integers(0, 30), max_size=3))
 def test_any_sequence_of_interruptions_ends_in_the_source_memory(filled_source, batch, stops):
     expected = _collect(filled_source)
