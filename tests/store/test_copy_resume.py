@@ -18,9 +18,11 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp import Client
 
 from homeport.cli import cli
 from homeport.errors import CopyUnfinishedError, InvalidItemError
+from homeport.server import build_server
 from homeport.store import Store, contexts, custom_data, decisions, links, patterns, progress, store_path_for
 from homeport.store import copying as copying_module
 from homeport.store.copying import CopyProgress, copy_memory
@@ -338,3 +340,30 @@ def test_a_copy_that_does_not_match_its_source_stays_unfinished_and_the_next_run
         result = copy_memory(filled_source, target, batch_rows=BATCH)
         assert result["resumed_from"] == 0 and "the last run's copy did not match its source" in result["restarted"]
         assert _collect(target) == _collect(filled_source)
+
+
+@pytest.mark.postgres
+@pytest.mark.anyio
+async def test_a_server_refuses_a_workspace_a_copy_is_still_filling(
+    runtime_factory, projects, filled_source, store_postgres_url
+):
+    key = str(projects["alpha"].resolve())
+    pg = PostgresStores(store_postgres_url, pool_size=1)
+    target = pg.get(key, create=True, allow_unfinished_copy=True)
+    with pytest.raises(Interrupted):
+        copy_memory(filled_source, target, progress=_interrupt_after(2), batch_rows=BATCH)
+
+    runtime = runtime_factory(store_url=store_postgres_url)
+    async with Client(build_server(runtime)) as c:
+        r = await c.call_tool("get_decisions", {"workspace": key})
+        assert r.is_error
+        assert f"holds an unfinished copy of sqlite:{filled_source.root} (8 of 27 items copied)" in r.content[0].text
+        assert "run `homeport copy --from" in r.content[0].text
+
+        copy_memory(filled_source, target, batch_rows=BATCH)
+    pg.close()
+    runtime = runtime_factory(store_url=store_postgres_url)  # a server started after the copy finished
+    async with Client(build_server(runtime)) as c:
+        r = await c.call_tool("get_decisions", {"workspace": key, "limit": 100})
+        assert not r.is_error, r.content
+        assert len(r.structured_content["decisions"]) == len(_collect(filled_source)["decisions"])
