@@ -26,7 +26,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   ├── ItemNotFoundError          an id or key that does not exist
     │   ├── InvalidItemError           an argument that does not make a valid item
     │   │   └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
-    │   └── SemanticSearchUnavailableError  search by meaning without its extra or model (names the fix)
+    │   ├── SemanticSearchUnavailableError  search by meaning without its extra or model (names the fix)
+    │   └── CopyUnfinishedError        the workspace holds a partial `homeport copy` (run the copy again)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
     ├── ProjectDatabaseError           the project's own database
@@ -45,6 +46,7 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "CopyUnfinishedError",
     "DaemonError",
     "DaemonRunningError",
     "DatabaseNotAllowedError",
@@ -177,6 +179,12 @@ class StoreTooNewError(StoreError):
 
 class SemanticSearchUnavailableError(StoreError):
     code = "semantic_unavailable"
+
+
+class CopyUnfinishedError(StoreError):
+    """A `homeport copy` into the workspace was interrupted: it is not served until the copy is run again."""
+
+    code = "copy_unfinished"
 
 
 class InternalError(HomeportError):

@@ -30,6 +30,7 @@ NEW_IN_0002 = {"system_patterns", "links"}
 NEW_IN_0004 = {"item_uids"}  # 0003 adds PostgreSQL's search index only
 NEW_IN_0005 = {"item_writers"}
 NEW_IN_0006 = {"item_vectors"}
+NEW_IN_0007 = {"copy_checkpoint"}
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
 
 
@@ -61,7 +62,9 @@ def index_columns(store: Store) -> list[str]:
 def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
-    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | {"alembic_version"}
+    assert tables(bare) == TABLES_0001 | NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007 | {
+        "alembic_version"
+    }
     assert index_columns(bare) == ["item_type", "item_id", "category", "updated_at", "title", "body", "tags"]
     d = decisions.log_decision(bare, "works at head", tags=["t"])
     p = patterns.log_system_pattern(bare, "p", "d")
@@ -259,7 +262,9 @@ def test_downgrade_to_0001_keeps_the_old_items_and_upgrading_again_reindexes_the
     links.link_items(bare, "decision", d["id"], "system_pattern", p["id"], "implements")
     before = _collect(bare)
     downgrade(bare.engine, "0001")
-    assert revision(bare) == "0001" and not tables(bare) & (NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006)
+    assert revision(bare) == "0001" and not tables(bare) & (
+        NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007
+    )
     assert "category" not in index_columns(bare)
     upgrade(bare.engine)
     after = _collect(bare)

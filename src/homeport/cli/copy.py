@@ -12,6 +12,7 @@ from homeport.errors import ConfigError
 
 if TYPE_CHECKING:
     from homeport.store import Store
+    from homeport.store.copying import CopyProgress
 
 __all__ = ["copy"]
 
@@ -25,7 +26,11 @@ __all__ = ["copy"]
     help="The workspace's key in the PostgreSQL store (a canonical path or a logical key such as acme/api); "
     "default: the absolute path of the SQLite workspace.",
 )
-@click.option("--replace", is_flag=True, help="Overwrite memory the target workspace already holds.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Overwrite memory the target workspace already holds (or an unfinished copy of another source there).",
+)
 @domain_errors
 def copy(source: str, target: str, key: str | None, replace: bool) -> None:
     """Copy one workspace's memory between stores, e.g. onto a team's PostgreSQL store.
@@ -34,40 +39,100 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
       homeport copy --from sqlite:~/src/shop --to postgresql://homeport@db/homeport
       homeport copy --from postgresql://homeport@db/homeport --key /srv/src/shop --to sqlite:.
 
-    Everything is copied in one transaction (ids, uids, tags, links, context history) and read back
-    before the commit: the counts and a SHA-256 of the whole memory must match the source, or nothing
-    is written. A copy that fails leaves the target as it was; run it again.
+    Ids, uids, tags, links and context history are kept. Items are written in batches of a few hundred,
+    each committed with a checkpoint in the target; if the copy stops (Ctrl-C, a lost connection), run
+    the same command again and it resumes after the last committed batch. If the source changed in
+    between, the partial copy is discarded and the copy starts over (it says so). At the end the target
+    is read back: the counts and a SHA-256 of the whole memory must match the source. Until then the
+    target workspace is refused to servers and commands ("holds an unfinished copy").
     """
-    from rich.progress import BarColumn, Progress, TextColumn
+    from rich.console import Console
 
-    from homeport.store.transfer import copy_memory
+    from homeport.store.copying import copy_memory
 
     paths = [Path(s.removeprefix("sqlite:")).expanduser().absolute() for s in (source, target) if _is_sqlite(s)]
     workspace_key = key or (str(paths[0]) if paths else None)
     if workspace_key is None:
         raise click.UsageError("copying between two PostgreSQL stores needs --key")
     opened: list[Any] = []
+    shown = _ProgressDisplay(Console(stderr=True))
     try:
         src = _open(source, workspace_key, create=False, opened=opened)
         if src is None:
             raise ConfigError(f"{source} holds no memory for {workspace_key}; nothing to copy")
         dst = _open(target, workspace_key, create=True, opened=opened)
         assert dst is not None
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}")
-        ) as bar:
-            task = bar.add_task("copying", total=3)
-            result = copy_memory(
-                src,
-                dst,
-                replace=replace,
-                progress=lambda step, n: bar.update(task, advance=1, description=f"{step} {n} items"),
-            )
+        with shown:
+            result = copy_memory(src, dst, replace=replace, progress=shown.update)
+    except KeyboardInterrupt:
+        where = f"{shown.state.committed} of {shown.state.total} items are" if shown.state else "what was committed is"
+        again = " ".join(
+            ["homeport copy --from", _shown(source), "--to", _shown(target), *(["--key", key] if key else [])]
+        )
+        click.echo(f"interrupted: {where} copied and kept; to resume, run the same command again: {again}", err=True)
+        raise click.exceptions.Exit(130) from None
     finally:
         for thing in opened:
             thing.close()
-    shown = ", ".join(f"{n} {section}" for section, n in result["counts"].items() if n)
-    click.echo(f"copied {result['items']} items ({shown or 'none'}); sha256 {result['checksum'][:16]} matches")
+    sections = ", ".join(f"{n} {section}" for section, n in result["counts"].items() if n)
+    resumed = f"; resumed after {result['resumed_from']} items a previous run copied" if result["resumed_from"] else ""
+    click.echo(
+        f"copied {result['items']} items ({sections or 'none'}); sha256 {result['checksum'][:16]} matches{resumed}"
+    )
+
+
+class _ProgressDisplay:
+    """A rich progress bar per section (items committed / items in the source); silent when not a terminal."""
+
+    def __init__(self, console: Any) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = console
+        self.state: CopyProgress | None = None
+        self._bar = Progress(
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            disable=not console.is_terminal,
+        )
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _ProgressDisplay:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def update(self, state: CopyProgress) -> None:
+        if self.state is None:  # the first call: the start is settled
+            if state.restarted:
+                self.console.print(f"note: {state.restarted}", highlight=False)
+            elif state.resumed_from:
+                self.console.print(
+                    f"resuming an unfinished copy: {state.resumed_from} of {state.total} items are already copied",
+                    highlight=False,
+                )
+            for section, n in state.counts.items():
+                if n:
+                    self._tasks[section] = self._bar.add_task(section, total=n)
+        self.state = state
+        for section, task in self._tasks.items():
+            self._bar.update(task, completed=state.done.get(section, 0))
+        if state.stage == "verifying":
+            self._tasks["verify"] = self._bar.add_task("verifying", total=None)
+        elif state.stage == "verified" and "verify" in self._tasks:
+            self._bar.update(self._tasks["verify"], total=1, completed=1)
+
+
+def _shown(spec: str) -> str:
+    if _is_sqlite(spec):
+        return spec
+    from homeport.store.postgres import shown_url
+
+    return shown_url(spec)
 
 
 def _is_sqlite(spec: str) -> bool:
@@ -81,7 +146,7 @@ def _open(spec: str, key: str, *, create: bool, opened: list[Any]) -> Store | No
         root = Path(spec.removeprefix("sqlite:")).expanduser().absolute()
         if not root.is_dir():
             raise ConfigError(f"{spec}: {root} is not a directory; name the workspace (the folder holding .homeport/)")
-        store = Store.open(root, create=create)
+        store = Store.open(root, create=create, allow_unfinished_copy=create)
         if store is not None:
             opened.append(store)
         return store
@@ -91,5 +156,5 @@ def _open(spec: str, key: str, *, create: bool, opened: list[Any]) -> Store | No
         stores = PostgresStores(spec, pool_size=1)
         opened.append(stores)
         stores.check_revisions()
-        return stores.get(key, create=create)
+        return stores.get(key, create=create, allow_unfinished_copy=create)
     raise ConfigError(f"{spec!r} is not a store: use sqlite:PATH or postgresql://user@host/db")

@@ -25,7 +25,8 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from homeport.errors import InvalidItemError, StoreError, StoreTooNewError
+from homeport.errors import CopyUnfinishedError, InvalidItemError, StoreError, StoreTooNewError
+from homeport.store.copy_state import CHECKPOINT_QUERY, Checkpoint, refuse_partial_copy
 from homeport.store.location import STORE_DIRNAME, STORE_FILENAME, store_path_for
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
@@ -91,14 +92,18 @@ class Store:
         pool_size: int = 2,
         known_current: bool = False,
         connector: StoreConnector | None = None,
+        allow_unfinished_copy: bool = False,
     ) -> Store | None:
         """Open the store of `root`, creating and migrating it if `create`; None if absent and not `create`.
 
         `known_current` skips the schema check (and its lock) for a store this process already found at
         the head revision: reopening an evicted store then costs a connection, not a migration check.
+        A store that an interrupted `homeport copy` is filling is refused unless `allow_unfinished_copy`
+        (the copy itself, which resumes it).
 
         Raises:
             StoreError: the directory cannot be created or the database cannot be migrated.
+            CopyUnfinishedError: the store holds an unfinished copy (see homeport.store.copy_state).
         """
         path = store_path_for(root)
         _refuse_linked_store(path)
@@ -111,10 +116,11 @@ class Store:
         if known_current and not fresh:
             return store
         try:
-            if not fresh and store._ready():
-                return store
-            store._create_or_migrate(fresh)
-        except StoreTooNewError:
+            if fresh or not store._ready():
+                store._create_or_migrate(fresh)
+            if not fresh and not allow_unfinished_copy:
+                refuse_partial_copy(store._checkpoint(), str(path))
+        except (StoreTooNewError, CopyUnfinishedError):
             store.close()
             raise
         except Exception as exc:  # SQLAlchemy, Alembic, the lock file, the OS: one error for the caller
@@ -223,6 +229,15 @@ class Store:
             return wal and _driver_revision(raw) == SCHEMA_REVISION
         finally:
             self._check_in(conn)
+
+    def _checkpoint(self) -> Checkpoint | None:
+        """The unfinished copy into this store, if any: one statement on the connection `_ready` left idle."""
+        conn = self._connector.connect(self.path) if not self._idle else self._idle.pop()
+        try:
+            row = driver(conn).execute(CHECKPOINT_QUERY).fetchone()
+        finally:
+            self._check_in(conn)
+        return Checkpoint(*row) if row is not None else None
 
     def _create_or_migrate(self, fresh: bool) -> None:
         self._written = True  # a created or migrated schema is a write: close() checkpoints it too

@@ -24,6 +24,7 @@ from sqlalchemy import Connection, Engine, create_engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from homeport.errors import ConfigError, InvalidItemError, StoreError
+from homeport.store.copy_state import CHECKPOINT_QUERY, Checkpoint, refuse_partial_copy
 from homeport.store.database import Store
 
 __all__ = ["MAX_KEY_CHARS", "PostgresStore", "PostgresStores", "engine_for", "schema_for", "shown_url"]
@@ -147,11 +148,15 @@ class PostgresStores:
         self._stores: dict[str, PostgresStore] = {}
         self._registry_ready = False
 
-    def get(self, key: str, *, create: bool) -> PostgresStore | None:
+    def get(self, key: str, *, create: bool, allow_unfinished_copy: bool = False) -> PostgresStore | None:
         """The store of workspace `key`; None for a workspace with no store yet unless `create`.
+
+        A workspace that an interrupted `homeport copy` is filling is refused unless `allow_unfinished_copy`
+        (the copy itself, which resumes it); checked when the store is first opened by this object.
 
         Raises:
             StoreError: the database cannot be reached, or its schema is at a revision this version does not know.
+            CopyUnfinishedError: the workspace holds an unfinished copy (see homeport.store.copy_state).
         """
         store = self._stores.get(key)
         if store is not None:
@@ -167,6 +172,10 @@ class PostgresStores:
             except SQLAlchemyError as exc:
                 raise StoreError(f"the store {shown_url(self.url)} failed: {_cause(exc)}") from exc
             if store is not None:
+                if not allow_unfinished_copy:
+                    with store.read() as conn:
+                        checkpoint = conn.exec_driver_sql(CHECKPOINT_QUERY).first()
+                    refuse_partial_copy(Checkpoint(*checkpoint) if checkpoint else None, store.where)
                 self._stores[key] = store
             return store
 

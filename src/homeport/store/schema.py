@@ -25,6 +25,7 @@ from sqlalchemy import (
 __all__ = [
     "context_history",
     "contexts",
+    "copy_checkpoint",
     "custom_data",
     "decisions",
     "item_tags",
@@ -193,4 +194,20 @@ item_vectors = Table(
     Column("vector", LargeBinary, nullable=False),  # float32, little-endian, L2-normalised
     Index("ix_item_vectors_item", "item_type", "item_id", "model", "chunk"),
     sqlite_autoincrement=True,
+)
+
+# An unfinished `homeport copy` into this workspace (at most one row, id 1): what it copies (`source`
+# and the SHA-256 of its memory when the copy began) and how many items of the copy plan are committed.
+# While the row exists, the workspace is a partial copy: stores refuse to open it for serving
+# (homeport.store.copy_state); the copy deletes the row in the transaction that verified the result.
+copy_checkpoint = Table(
+    "copy_checkpoint",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("source", Text, nullable=False),
+    Column("source_checksum", String(64), nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("started_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
 )

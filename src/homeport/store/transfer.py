@@ -60,7 +60,6 @@ from homeport.store.uids import assign_uid, forget_uid, uids_of
 __all__ = [
     "DEFAULT_EXPORT_DIR",
     "MAX_FILE_BYTES",
-    "copy_memory",
     "export_memory",
     "import_memory",
     "inside_workspace",
@@ -173,53 +172,6 @@ def import_memory(
 def memory_checksum(data: dict[str, list[dict[str, Any]]]) -> str:
     """SHA-256 of the memory as an export holds it (every item, tag, uid and context version), canonical JSON."""
     return hashlib.sha256(dump_json(data).encode("utf-8")).hexdigest()
-
-
-def copy_memory(
-    source: Store,
-    target: Store,
-    *,
-    replace: bool = False,
-    progress: Callable[[str, int], None] | None = None,
-) -> dict[str, Any]:
-    """Copy one workspace's memory into another store (another backend) in one transaction, checked before commit.
-
-    The target must be empty unless `replace`. Ids, uids, tags, links and context history are kept. Before
-    the commit the target is read back inside the transaction: its counts and checksum must equal the
-    source's, or nothing is committed. A copy that fails leaves the target as it was, so running it again
-    starts over. `progress(step, items)` is called after each step: "read", "written", "verified".
-
-    Raises:
-        InvalidItemError: the target holds memory and not `replace`, or what was written differs from the source.
-    """
-    data = _collect(source)
-    counts = {section: len(items) for section, items in data.items()}
-    total = sum(counts.values())
-    expected = memory_checksum(data)
-    if progress is not None:
-        progress("read", total)
-    with target.write() as conn:
-        if any(_collect_in(conn).values()):
-            if not replace:
-                raise InvalidItemError(
-                    f"the target {target.where} already holds memory; pass --replace to overwrite it, or copy to "
-                    "an empty workspace"
-                )
-            _empty(conn)
-        _load(conn, data, replace=True)
-        if progress is not None:
-            progress("written", total)
-        copied = _collect_in(conn)
-        found = memory_checksum(copied)
-        if found != expected:
-            differing = sorted(s for s in data if dump_json(data[s]) != dump_json(copied[s]))
-            raise InvalidItemError(
-                f"the copy in {target.where} differs from {source.where} in {', '.join(differing)} (checksum "
-                f"{found[:12]} != {expected[:12]}); nothing was committed"
-            )
-    if progress is not None:
-        progress("verified", total)
-    return {"counts": counts, "items": total, "checksum": expected}
 
 
 class _DryRun(Exception):
