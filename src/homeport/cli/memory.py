@@ -7,6 +7,9 @@ CLAUDE_PROJECT_DIR, as the stdio server does), runs the store function and print
 a table or tree for people, or with --json exactly what the MCP tool returns, `workspace` included.
 When a running instance owns the workspace (the daemon, a `serve --http --own`), the call is sent
 there, as a stdio server would send it (`--no-daemon` keeps it here unless an HTTP owner has it).
+In a project whose `.homeport/config.toml` names a team server (`[team] url`), memory calls go to
+that server under the project's key, with `--no-daemon` too: a local store is not that project's
+memory, so a team server that does not answer fails the command rather than writing here.
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         is_flag=True,
         envvar="HOMEPORT_NO_DAEMON",
         help="Open the store in this process even when a running `homeport daemon` owns the workspace "
-        "(by default the command is sent to it, the workspace's one writer). Other owners still count.",
+        "(by default the command is sent to it, the workspace's one writer). Other owners still count, and "
+        "a project with a team server ([team] url in .homeport/config.toml) still sends its memory there.",
     )(wrapped)
     return click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)(wrapped)
 
