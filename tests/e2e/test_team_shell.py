@@ -130,6 +130,10 @@ async def test_memory_commands_in_a_team_project_write_to_and_read_from_the_team
     found = homeport("search", "shell", "--json", cwd=root, env=env)
     assert found.returncode == 0, found.stderr
     assert any(r.get("title") == "ship the shell to the team" for r in json.loads(found.stdout)["results"])
+    # A session hook's context comes from the team's memory and says so.
+    context = homeport("context", "--task", "ship the shell", cwd=root, env=env)
+    assert context.returncode == 0, context.stderr
+    assert "ship the shell to the team" in context.stdout and f"{KEY} on the team server {team.url}" in context.stdout
     assert {"ship the shell to the team", "also from --no-daemon"} <= set(await decisions_on_the_team_server(team))
     assert not (root / ".homeport" / "homeport.db").exists()
 
