@@ -147,6 +147,11 @@ def test_a_refusal_of_the_team_server_is_the_same_line_and_exit_status_as_a_loca
     there = homeport("progress", "update", "99999", "--status", "DONE", cwd=remote, env=env)
     assert here.returncode == there.returncode == 1
     assert there.stderr == here.stderr and "`homeport progress list`" in there.stderr, there.stderr
+    # What needs the project's own files cannot run on the team server; the refusal says so in the
+    # shell's terms rather than sending the user to "the machine that has the project checked out".
+    export = homeport("export", cwd=remote, env=env)
+    assert export.returncode == 1 and team.url in export.stderr and "project's own files" in export.stderr
+    assert "checked out" not in export.stderr and not (remote / ".homeport" / "export").exists()
 
 
 def test_an_unreachable_team_server_fails_the_command_naming_it_and_writes_nothing_here(tmp_path) -> None:

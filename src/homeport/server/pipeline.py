@@ -297,7 +297,14 @@ class CallPipeline:
         if team is not None and goes_to_team(spec):
             checked, route = self._team_of_call(spec, request, inputs)
             if route is not None:
-                answer = owners_answer(team.forward_blocking(route, spec.name, arguments, request.client))
+                try:
+                    answer = owners_answer(team.forward_blocking(route, spec.name, arguments, request.client))
+                except LogicalWorkspaceError as exc:
+                    raise LogicalWorkspaceError(
+                        f"{spec.name} reads or writes the project's own files, and this project's memory is on "
+                        f"its team server {route.url} (project {route.key}), which cannot see them; it is not "
+                        "available in a team project (the other memory commands are). Nothing was changed"
+                    ) from exc
                 if isinstance(answer.get("workspace"), dict):
                     answer["workspace"] = {**answer["workspace"], "team": route.url}
                 return answer
