@@ -140,3 +140,18 @@ def test_doctor_fails_a_revision_this_homeport_does_not_know_and_warns_an_older_
     set_revision(store_url, project, "0001")
     code, check = store_check("--store", store_url)
     assert check["status"] == "warn" and "homeport migrate --store" in check["fix"]
+
+
+def test_memory_commands_use_the_store_where_shows(project, store_url, monkeypatch) -> None:
+    # With HOMEPORT_STORE set, `where` says the memory is in PostgreSQL; the shell's commands must write
+    # there too, as `homeport serve` does, never into a SQLite file nobody else reads.
+    monkeypatch.setenv("HOMEPORT_STORE", store_url)
+    runner = CliRunner()
+    added = runner.invoke(cli, ["decisions", "add", "keep memory in PostgreSQL"], catch_exceptions=False)
+    assert added.exit_code == 0, added.output
+    assert not (project / ".homeport" / "homeport.db").exists()
+    report, _ = where()
+    assert (report["store_exists"], report["store_revision"]) == (True, SCHEMA_REVISION)
+    monkeypatch.delenv("HOMEPORT_STORE")
+    listed = runner.invoke(cli, ["decisions", "list", "--json", "--store", store_url], catch_exceptions=False)
+    assert [d["summary"] for d in json.loads(listed.output)["decisions"]] == ["keep memory in PostgreSQL"]
