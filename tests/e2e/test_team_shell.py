@@ -209,6 +209,22 @@ def test_without_a_token_anywhere_the_error_names_the_variable_and_the_keyring(t
     assert "HOMEPORT_TEAM_TOKEN" in done.stderr and f"keyring set homeport {team.url}" in done.stderr
 
 
+def test_without_the_keyring_package_the_error_says_how_to_install_it(team, tmp_path) -> None:
+    root = clone(tmp_path / "api", team.url)
+    # The keyring extra not installed: `import keyring` fails as it would then.
+    boot = "import sys; sys.modules['keyring'] = None; " + CLI_BOOT
+    done = subprocess.run(
+        [sys.executable, "-c", boot, "decisions", "list"],
+        cwd=root,
+        env=shell_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "HOMEPORT_TEAM_TOKEN" in done.stderr and "pip install 'homeport[keyring]'" in done.stderr
+
+
 # -- where and doctor ---------------------------------------------------------------------------------
 
 

@@ -192,7 +192,7 @@ def team_check(root: Path) -> Check:
             if team.token_env
             else f"`keyring set {KEYRING_SERVICE} {team.url}` with a token the team server accepts"
         )
-        if exc.code == "team_server_unavailable" and "token was refused" not in exc.message:
+        if exc.code == "team_server_unavailable" and not any(f"HTTP {s}" in exc.message for s in (401, 403)):
             fix = f"start the team server at {team.url}, or correct [team] url in {team.config_path}"
         else:
             fix = token_hint

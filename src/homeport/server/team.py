@@ -1,6 +1,6 @@
 """A project's memory on its team server: memory calls go there under the project's key.
 
-    front end (stdio): resolution, guards, access, as for a local call
+    front end (stdio, or a shell memory command): resolution, guards, access, as for a local call
       -> the project's .homeport/config.toml names a team server ([team] url)
       -> tools/call on <url>/mcp over Streamable HTTP, the project key in X-Workspace-Id,
          the bearer token from the variable named by token_env (or the keyring)
@@ -209,9 +209,11 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def _keyring_installed() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("keyring") is not None
+    try:
+        import keyring  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _keyring_token(url: str) -> str | None:
