@@ -98,7 +98,9 @@ def test_the_flag_applies_to_http_only() -> None:
     assert done.exit_code == 2 and "--logical-workspaces applies to --http" in done.output
 
 
-def test_a_shell_command_in_a_team_project_refuses_rather_than_writing_a_local_memory(tmp_path, shell_home) -> None:
+def test_a_shell_command_in_a_team_project_without_a_token_names_it_rather_than_writing_locally(
+    tmp_path, shell_home
+) -> None:
     root = tmp_path / "api"
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", "git@github.com:acme/api.git"], check=True)
@@ -113,5 +115,5 @@ def test_a_shell_command_in_a_team_project_refuses_rather_than_writing_a_local_m
         cwd=tmp_path,
     )
     assert done.returncode != 0
-    assert "http://127.0.0.1:9" in done.stderr and "does not reach team servers" in done.stderr
+    assert "http://127.0.0.1:9" in done.stderr and "HOMEPORT_TEAM_TOKEN" in done.stderr
     assert not (root / ".homeport" / "homeport.db").exists()

@@ -27,6 +27,7 @@ __all__ = [
     "domain_errors",
     "serve_settings",
     "shell_path",
+    "store_option",
     "tools_option",
     "workspace_from_here",
     "workspace_options",
@@ -71,6 +72,12 @@ def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Comma-separated tool groups to expose: workspace, memory, files, db (env: HOMEPORT_TOOLS). "
         "Fewer tools cost the agent less context on every turn.",
     )(fn)
+
+
+def store_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--store URL` (env HOMEPORT_STORE): the PostgreSQL store `serve` keeps memory in, and that `where`
+    and `doctor` show and check; `help_text` says what the command does with it."""
+    return click.option("--store", "store_url", envvar="HOMEPORT_STORE", metavar="URL", help=help_text)
 
 
 def default_data_dir() -> Path:
@@ -131,6 +138,7 @@ def serve_settings(
     agent: str | None = None,
     auth: bool = False,
     state_dir: Path | None = None,
+    store_url: str | None = None,
 ) -> ServeSettings:
     cwd = Path(os.getcwd())
     roots = tuple(Path(os.path.abspath(os.path.expanduser(p))) for p in allow_roots)
@@ -154,6 +162,7 @@ def serve_settings(
         state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
         # The secret every process of a deployment signs workspace handles with (else the store's or a file's).
         handle_key=os.environ.get("HOMEPORT_HANDLE_KEY") or None,
+        store_url=store_url or None,
     )
 
 

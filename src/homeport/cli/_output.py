@@ -33,7 +33,10 @@ _HIT = re.compile(r"\[([^\[\]]*)\]")
 
 
 def workspace_line(workspace: Mapping[str, str]) -> Text:
-    """The first line of every memory command: which workspace, and the source that named it."""
+    """The first line of every memory command: which workspace, and the source that named it; for a team
+    project, the team server and the project's key its memory was read or written under."""
+    if "team" in workspace:
+        return Text(f"team server {workspace['team']}, project {workspace.get('key', '-')}", style="dim")
     return Text(f"workspace {workspace['root']} ({workspace['source']})", style="dim")
 
 

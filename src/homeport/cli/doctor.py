@@ -2,7 +2,10 @@
 project database and the client configurations, and say what to fix.
 
 Every check is read-only: the store is opened read-only (never created or migrated), the
-registry file is read without pruning it, the project database gets one `SELECT 1`.
+registry file is read without pruning it, the project database gets one `SELECT 1`. The store is
+the one `homeport serve` would use (`cli/_store.py`): a team server gets one read of the project's
+decisions with the project's token, a PostgreSQL store (--store, HOMEPORT_STORE) is asked for the
+workspace's schema and every workspace's revision.
 Exit status 0 when nothing failed (warnings allowed), 1 otherwise.
 """
 
@@ -35,16 +38,28 @@ class Check:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-def doctor(as_json: bool) -> None:
+@click.option(
+    "--store",
+    "store_url",
+    envvar="HOMEPORT_STORE",
+    metavar="URL",
+    help="Check this PostgreSQL store, as `homeport serve --store URL` would use it (env: HOMEPORT_STORE).",
+)
+def doctor(as_json: bool, store_url: str | None) -> None:
     """Check the install, this directory's workspace and store, the instance registry, the project
     database and the MCP client configurations found; each says ok, warn or fail and what to fix.
+
+    The store checked is the one `homeport serve` would use: the project's team server ([team] url in
+    .homeport/config.toml; one read with its token), else the PostgreSQL database of --store /
+    HOMEPORT_STORE (reachable, the workspace's schema at a revision this Homeport knows), else the
+    project's SQLite file.
 
     Nothing is changed. Exit status 1 when a check failed.
 
     \b
     Example: homeport doctor --json
     """
-    checks = run_checks()
+    checks = run_checks(store_url or None)
     if as_json:
         failed = any(c.status == "fail" for c in checks)
         click.echo(json.dumps({"ok": not failed, "checks": [asdict(c) for c in checks]}, indent=2))
@@ -60,7 +75,7 @@ def doctor(as_json: bool) -> None:
         click.get_current_context().exit(1)
 
 
-def run_checks() -> list[Check]:
+def run_checks(store_url: str | None = None) -> list[Check]:
     from homeport.cli.hooks import homeport_executable
 
     executable = homeport_executable()
@@ -68,7 +83,7 @@ def run_checks() -> list[Check]:
     root, workspace = workspace_check()
     checks.append(workspace)
     if root is not None:
-        checks.append(store_check(root))
+        checks.append(store_check(root, store_url))
     checks.append(registry_check())
     if root is not None:
         checks.append(database_check(root))
@@ -142,7 +157,99 @@ def workspace_check() -> tuple[Path | None, Check]:
     return ws.root, Check("workspace", "ok", f"{ws.root} (from {ws.source.value})")
 
 
-def store_check(root: Path) -> Check:
+def store_check(root: Path, store_url: str | None = None) -> Check:
+    """The store `homeport serve` would use for `root`: its team server, a PostgreSQL store, or its SQLite file."""
+    from homeport.cli._store import locate_store
+
+    location = locate_store(root, store_url)
+    if location.kind == "unknown":
+        return Check("store", "fail", location.error or "unknown", "fix the configuration it names")
+    if location.kind == "team":
+        return team_check(root)
+    if location.kind == "postgresql":
+        assert store_url is not None
+        return postgres_check(location, store_url)
+    return sqlite_check(root)
+
+
+def team_check(root: Path) -> Check:
+    """One read of the project's decisions on its team server, with the token a stdio server would send."""
+    from homeport.errors import HomeportError
+    from homeport.server.pipeline import owners_answer
+    from homeport.server.team import KEYRING_SERVICE, TeamRouter
+    from homeport.workspace.project import team_config
+
+    router = TeamRouter(dict(os.environ))
+    try:
+        route = router.route(root)
+        assert route is not None
+        owners_answer(router.forward_blocking(route, "get_decisions", {"limit": 1}))
+    except HomeportError as exc:
+        team = team_config(root)
+        assert team is not None
+        token_hint = (
+            f"set {team.token_env} (or `keyring set {KEYRING_SERVICE} {team.url}`) to a token the team server accepts"
+            if team.token_env
+            else f"`keyring set {KEYRING_SERVICE} {team.url}` with a token the team server accepts"
+        )
+        if exc.code == "team_server_unavailable" and not any(f"HTTP {s}" in exc.message for s in (401, 403)):
+            fix = f"start the team server at {team.url}, or correct [team] url in {team.config_path}"
+        else:
+            fix = token_hint
+        return Check("store", "fail", exc.message, fix)
+    finally:
+        router.close()
+    return Check(
+        "store", "ok", f"team server {route.url}, project {route.key}: answers (token from {route.token_from})"
+    )
+
+
+def postgres_check(location: Any, store_url: str) -> Check:
+    """The PostgreSQL store, read-only: reachable, this workspace's schema and revision, and no workspace
+    at a revision this Homeport does not know (`serve` refuses such a database at start)."""
+    from homeport.errors import StoreTooNewError
+    from homeport.store.database import SCHEMA_REVISION
+    from homeport.store.migrate import check_known
+    from homeport.store.postgres import PostgresStores
+
+    if location.error is not None:
+        return Check(
+            "store",
+            "fail",
+            location.error,
+            "start PostgreSQL there, or correct the URL given with --store or HOMEPORT_STORE",
+        )
+    stores = PostgresStores(store_url, pool_size=1)
+    try:
+        registered = stores.registered()
+    except Exception as exc:  # the database went away since `locate_store` asked it
+        return Check("store", "fail", str(exc), "start PostgreSQL there, or correct --store / HOMEPORT_STORE")
+    finally:
+        stores.close()
+    where = f"{location.where}, schema {location.schema}"
+    for key, (_, revision) in sorted(registered.items()):
+        try:
+            check_known(revision, f"{location.where} (workspace {key})")
+        except StoreTooNewError as exc:
+            return Check(
+                "store",
+                "fail",
+                exc.message,
+                "upgrade Homeport (pip install -U homeport) on every machine that uses this store",
+            )
+    if not location.exists:
+        return Check("store", "ok", f"{where} not created yet (the first write creates it)")
+    if location.revision != SCHEMA_REVISION:
+        return Check(
+            "store",
+            "warn",
+            f"{where} is at schema revision {location.revision}; this Homeport uses {SCHEMA_REVISION}",
+            "run `homeport migrate --store URL` (or let the next call migrate it)",
+        )
+    return Check("store", "ok", f"{where} (schema revision {location.revision})")
+
+
+def sqlite_check(root: Path) -> Check:
     """The store opened read-only: a regular file, `PRAGMA integrity_check`, the schema revision."""
     import sqlite3
 

@@ -1,12 +1,16 @@
 """Memory tools from the shell, in this process, with the resolver `homeport serve` uses over stdio.
 
 A memory command is a click command decorated with `memory_tool`: it gets the flags every such
-command shares (--json, --workspace/-w, --allow-root, --require-explicit-workspace) and a
-`ToolCall` that resolves the workspace (current directory, --workspace / HOMEPORT_WORKSPACE,
-CLAUDE_PROJECT_DIR, as the stdio server does), runs the store function and prints the result:
+command shares (--json, --workspace/-w, --allow-root, --require-explicit-workspace, --no-daemon,
+--store) and a `ToolCall` that resolves the workspace (current directory, --workspace /
+HOMEPORT_WORKSPACE, CLAUDE_PROJECT_DIR, as the stdio server does), opens the store `serve` would
+(--store / HOMEPORT_STORE: PostgreSQL; else the project's SQLite file), runs the tool and prints:
 a table or tree for people, or with --json exactly what the MCP tool returns, `workspace` included.
 When a running instance owns the workspace (the daemon, a `serve --http --own`), the call is sent
 there, as a stdio server would send it (`--no-daemon` keeps it here unless an HTTP owner has it).
+In a project whose `.homeport/config.toml` names a team server (`[team] url`), memory calls go to
+that server under the project's key, with `--no-daemon` too: a local store is not that project's
+memory, so a team server that does not answer fails the command rather than writing here.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from homeport.cli._compose import domain_errors, serve_settings, workspace_options
+from homeport.cli._compose import domain_errors, serve_settings, store_option, workspace_options
 from homeport.cli._output import workspace_line
 
 if TYPE_CHECKING:
@@ -107,6 +111,7 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         allow_roots: tuple[str, ...],
         require_explicit_workspace: bool,
         no_daemon: bool,
+        store_url: str | None,
         **kwargs: Any,
     ) -> Any:
         settings = serve_settings(
@@ -114,6 +119,7 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
             workspace=workspace,
             allow_roots=allow_roots,
             require_explicit_workspace=require_explicit_workspace,
+            store_url=store_url,
         )
         # background_embedding off: the command exits right away, before a model would have loaded.
         settings = dataclasses.replace(settings, use_daemon=not no_daemon, background_embedding=False)
@@ -126,7 +132,12 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         is_flag=True,
         envvar="HOMEPORT_NO_DAEMON",
         help="Open the store in this process even when a running `homeport daemon` owns the workspace "
-        "(by default the command is sent to it, the workspace's one writer). Other owners still count.",
+        "(by default the command is sent to it, the workspace's one writer). Other owners still count, and "
+        "a project with a team server ([team] url in .homeport/config.toml) still sends its memory there.",
+    )(wrapped)
+    wrapped = store_option(
+        "Read and write the memory in this PostgreSQL store, as `homeport serve --store URL` does "
+        "(env: HOMEPORT_STORE); a project with a team server still sends its memory there."
     )(wrapped)
     return click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)(wrapped)
 

@@ -15,6 +15,7 @@ from homeport.cli._compose import (
     data_dir_option,
     domain_errors,
     serve_settings,
+    store_option,
     tools_option,
     workspace_options,
 )
@@ -175,14 +176,11 @@ class _ServeCommand(click.Command):
     help="Serve the workspaces of a running `homeport daemon` here instead of forwarding their calls to it "
     "(env: HOMEPORT_NO_DAEMON).",
 )
-@click.option(
-    "--store",
-    "store_url",
-    envvar="HOMEPORT_STORE",
-    metavar="URL",
-    help="Keep every workspace's memory in this PostgreSQL database (postgresql://user@host/db), one schema "
+@store_option(
+    "Keep every workspace's memory in this PostgreSQL database (postgresql://user@host/db), one schema "
     "per workspace, instead of a SQLite file in each (env: HOMEPORT_STORE). Apply migrations first with "
-    "`homeport migrate --store URL`, or let the first call to a workspace do it.",
+    "`homeport migrate --store URL`, or let the first call to a workspace do it. A project whose "
+    ".homeport/config.toml names a team server sends its memory there instead (stdio)."
 )
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
@@ -291,6 +289,7 @@ def serve(
         agent=agent,
         auth=auth is not None,
         state_dir=state_dir,
+        store_url=store_url,
     )
     settings = dataclasses.replace(
         settings,
@@ -308,7 +307,6 @@ def serve(
         jwt_audience=jwt_audience,
         access_rules_file=access_rules.absolute() if access_rules is not None else None,
         read_only=read_only,
-        store_url=store_url or None,
     )
     runtime = build_runtime(settings)
     try:

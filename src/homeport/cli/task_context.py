@@ -30,7 +30,12 @@ def render_markdown(result: dict[str, Any]) -> str:
     """The packed context as Markdown: contexts, then items, each headed by its type and id."""
     where = result.get("workspace", {})
     lines = [f"# Project memory for: {result['task']}", ""]
-    if where:
+    if "team" in where:
+        lines += [
+            f"Project {where.get('key')} on the team server {where['team']} (Homeport; fetch more by type and id).",
+            "",
+        ]
+    elif where:
         lines += [f"Workspace {where['root']} (Homeport; fetch more by type and id).", ""]
     for kind in ("product", "active"):
         entry = result.get(f"{kind}_context")

@@ -10,12 +10,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from homeport.cli._compose import domain_errors, serve_settings, shell_path, workspace_options
+from homeport.cli._compose import domain_errors, serve_settings, shell_path, store_option, workspace_options
+from homeport.cli._store import locate_store
 from homeport.errors import HomeportError
 from homeport.registry import InstanceRegistry
 from homeport.server.forwarding import Forwarder
 from homeport.server.resolution import build_resolver
-from homeport.store.location import store_path_for
 from homeport.workspace import CallInputs
 from homeport.workspace.project import project_key, read_project_config, team_config
 
@@ -25,11 +25,16 @@ __all__ = ["where"]
 @click.command()
 @click.argument("path", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@store_option(
+    "Show the workspace's place in this PostgreSQL store (its schema and revision), as `homeport serve "
+    "--store URL` would use it (env: HOMEPORT_STORE). The password is never shown."
+)
 @workspace_options
 @domain_errors
 def where(
     path: str | None,
     as_json: bool,
+    store_url: str | None,
     workspace: str | None,
     allow_roots: tuple[str, ...],
     require_explicit_workspace: bool,
@@ -37,6 +42,10 @@ def where(
     """Show the workspace a stdio call from here would use: root, source, store, why, and the
     project's key (from .homeport/config.toml `project`, else the git remote origin) with the team
     server its memory calls go to when [team] url names one.
+
+    The store is the one `homeport serve` would use: the team server and the project's key when the
+    project names one, else the PostgreSQL database of --store / HOMEPORT_STORE (schema and revision,
+    password hidden), else the project's SQLite file.
 
     PATH plays the part of a tool's workspace argument (relative paths and ~ are taken from
     here, as everywhere on the command line); without it the server default
@@ -48,8 +57,10 @@ def where(
         workspace=workspace,
         allow_roots=allow_roots,
         require_explicit_workspace=require_explicit_workspace,
+        store_url=store_url,
     )
-    # The resolver and the registry alone, as `homeport serve` builds them: no store is opened.
+    # The resolver and the registry alone, as `homeport serve` builds them: no store is opened (a
+    # PostgreSQL store is asked, read-only, for the workspace's schema and revision).
     ws = build_resolver(settings).resolve(CallInputs(argument=shell_path(path)), write=False).workspace
     served_by: dict[str, Any] = {"process": "this", "pid": os.getpid()}
     if settings.state_dir:
@@ -58,12 +69,11 @@ def where(
             served_by = forwarder.served_by(ws.root)
         finally:
             forwarder.close()
-    store = store_path_for(ws.root)
+    store = locate_store(ws.root, settings.store_url)
     report = {
         "workspace": str(ws.root),
         "source": ws.source.value,
-        "store": str(store),
-        "store_exists": store.exists(),
+        **store.describe(),
         "why": ws.reason,
         "served_by": served_by,
         **_identity(ws.root),
@@ -74,10 +84,7 @@ def where(
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_row("workspace", str(ws.root))
     table.add_row("source", ws.source.value)
-    if report["team"] is not None:
-        table.add_row("store", f"on the team server, under the key {report['project_key'] or '-'}")
-    else:
-        table.add_row("store", f"{store}{'' if store.exists() else ' (not created yet)'}")
+    table.add_row("store", store.line())
     table.add_row("why", ws.reason)
     if served_by["process"] == "owner":
         table.add_row("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})")

@@ -35,7 +35,6 @@ from homeport.errors import (
     LogicalWorkspaceError,
     PermissionDeniedError,
     StoreError,
-    TeamServerUnavailableError,
     UnknownArgumentError,
     WorkspaceError,
     error_for_code,
@@ -49,7 +48,6 @@ from homeport.server.team import goes_to_team
 from homeport.store import Store
 from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
-from homeport.workspace.project import team_config
 
 __all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "owners_answer", "unknown_arguments_error"]
 
@@ -291,17 +289,35 @@ class CallPipeline:
     def execute_or_forward(
         self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
     ) -> dict[str, Any]:
-        """The shell's call: sent to the workspace's owner when another live instance owns it (the
-        daemon, a `serve --own`), else executed here. The owner's error is raised here as the same class.
+        """The shell's call: a team project's memory call goes to its team server (`workspace` then names
+        the team server as `team`), a workspace another live instance owns (the daemon, a `serve --own`)
+        to that owner, anything else is executed here. A remote error is raised here as the same class.
 
         Raises:
-            HomeportError: as `call`.
+            HomeportError: as `call`; TeamServerUnavailableError when the team server gives no answer.
         """
         self._refuse_write_if_read_only(spec)
-        forwarder = self.runtime.forwarder
         checked: Workspace | None = None
-        if inputs is not None and forwarder is not None and forwards(spec) and forwarder.anyone_else():
-            checked, found = self._owner_of_call(spec, request, inputs, None)
+        if inputs is None or request.forwarded or not forwards(spec):
+            return self.execute(spec, arguments, request, inputs)
+        team = self.runtime.team
+        if team is not None and goes_to_team(spec):
+            checked, route = self._team_of_call(spec, request, inputs)
+            if route is not None:
+                try:
+                    answer = owners_answer(team.forward_blocking(route, spec.name, arguments, request.client))
+                except LogicalWorkspaceError as exc:
+                    raise LogicalWorkspaceError(
+                        f"{spec.name} reads or writes the project's own files, and this project's memory is on "
+                        f"its team server {route.url} (project {route.key}), which cannot see them; it is not "
+                        "available in a team project (the other memory commands are). Nothing was changed"
+                    ) from exc
+                if isinstance(answer.get("workspace"), dict):
+                    answer["workspace"] = {**answer["workspace"], "team": route.url}
+                return answer
+        forwarder = self.runtime.forwarder
+        if forwarder is not None and forwarder.anyone_else():
+            checked, found = self._owner_of_call(spec, request, inputs, checked)
             if found is not None:
                 owned, owner = found
                 result = forwarder.forward_blocking(
@@ -350,8 +366,6 @@ class CallPipeline:
                 if not spec.report_unresolved:
                     raise
                 call.error = exc
-            if checked is None and call.workspace is not None:
-                self._refuse_team_project(spec, request, call.workspace)
             if call.workspace is not None and spec.needs is Needs.STORE:
                 call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
@@ -374,22 +388,6 @@ class CallPipeline:
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
-
-    def _refuse_team_project(self, spec: ToolSpec, request: CallRequest, workspace: Workspace) -> None:
-        """A memory call of a team project that reached here without the forwarding step (the shell
-        commands): refused, never served from a local store that would split the memory in two."""
-        team = self.runtime.team
-        if team is None or request.forwarded or not forwards(spec) or not goes_to_team(spec):
-            return
-        if workspace.logical_key is not None:
-            return
-        configured = team_config(workspace.root)  # not `route`: a missing token is not this refusal's reason
-        if configured is not None:
-            raise TeamServerUnavailableError(
-                f"{spec.name}: the memory of {workspace.root} lives on its team server {configured.url} (named in "
-                f"{configured.config_path}), and this command does not reach team servers; use the MCP tools of "
-                "`homeport serve` in the project, which forward memory calls there"
-            )
 
 
 def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[str]) -> UnknownArgumentError:

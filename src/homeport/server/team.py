@@ -1,6 +1,6 @@
 """A project's memory on its team server: memory calls go there under the project's key.
 
-    front end (stdio): resolution, guards, access, as for a local call
+    front end (stdio, or a shell memory command): resolution, guards, access, as for a local call
       -> the project's .homeport/config.toml names a team server ([team] url)
       -> tools/call on <url>/mcp over Streamable HTTP, the project key in X-Workspace-Id,
          the bearer token from the variable named by token_env (or the keyring)
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic_core import to_jsonable_python
 
 from homeport.errors import ConfigError, TeamServerUnavailableError
@@ -110,9 +111,12 @@ class TeamRouter:
         if from_keyring:
             return from_keyring, "keyring"
         if token_env:
+            keyring = f"store it with `keyring set {KEYRING_SERVICE} {url}`"
+            if not _keyring_installed():
+                keyring = f"install the keyring extra (pip install 'homeport[keyring]') and {keyring}"
             raise ConfigError(
                 f"the team server {url} (from {config_path}) needs a token: set the environment variable {token_env}, "
-                f"or store it with `keyring set {KEYRING_SERVICE} {url}`"
+                f"or {keyring}"
             )
         return None, "none"
 
@@ -122,33 +126,71 @@ class TeamRouter:
         Raises:
             TeamServerUnavailableError: the team server did not answer or refused the call.
         """
-        from homeport.server.owner_client import ClientPool, OwnerRefusedError, async_client, call_tool
+        from homeport.server.owner_client import ClientPool, async_client, call_tool
 
-        headers = {"X-Workspace-Id": route.key, FORWARDED_HEADER: str(os.getpid())}
-        if route.token:
-            headers["Authorization"] = f"Bearer {route.token}"
         key = (route.endpoint, route.key, route.token or "")
         if self._clients is None:
             self._clients = ClientPool()
         try:
-            http = self._clients.client(key, lambda: async_client(headers))
+            http = self._clients.client(key, lambda: async_client(_headers(route)))
             return await call_tool(http, route.endpoint, tool, to_jsonable_python(arguments))
         except Exception as exc:
             await self._clients.drop(key)
-            refused = isinstance(exc, OwnerRefusedError)
-            what = "refused the call" if refused else "could not be reached"
-            detail = str(exc) if refused else f"{type(_leaf(exc)).__name__}: {_leaf(exc)}"
-            if refused and str(exc).startswith(("HTTP 401", "HTTP 403")):
-                detail += "; the token was refused"
-            raise TeamServerUnavailableError(
-                f"{tool}: the team server {route.url} (project {route.key}) {what} ({detail}). "
-                "This project's memory lives there, so the call was not served from a local store; nothing is "
-                "known of its outcome. Check that the server runs and the token is valid, then call again."
-            ) from exc
+            raise _unavailable(exc, route, tool) from exc
+
+    def forward_blocking(
+        self,
+        route: TeamRoute,
+        tool: str,
+        arguments: dict[str, Any],
+        client: tuple[str | None, str | None] | None = None,
+    ) -> Any:
+        """`forward` for a process without an event loop (the shell): one client on a loop of its own for
+        this one call, closed after it; `client` (name, version) is recorded by the team server as the writer's.
+
+        Raises:
+            as `forward`.
+        """
+        from homeport.server.owner_client import async_client, call_tool
+
+        payload = to_jsonable_python(arguments)
+
+        async def once() -> Any:
+            async with async_client(_headers(route)) as http:
+                return await call_tool(http, route.endpoint, tool, payload, client)
+
+        try:
+            return anyio.run(once)
+        except Exception as exc:
+            raise _unavailable(exc, route, tool) from exc
 
     def close(self) -> None:
         if self._clients is not None:
             self._clients.close()
+
+
+def _headers(route: TeamRoute) -> dict[str, str]:
+    headers = {"X-Workspace-Id": route.key, FORWARDED_HEADER: str(os.getpid())}
+    if route.token:
+        headers["Authorization"] = f"Bearer {route.token}"
+    return headers
+
+
+def _unavailable(exc: Exception, route: TeamRoute, tool: str) -> TeamServerUnavailableError:
+    """What a call that did not get the team server's answer raises: the server, the key, and why."""
+    from homeport.server.owner_client import OwnerRefusedError
+
+    refused = isinstance(exc, OwnerRefusedError)
+    what = "refused the call" if refused else "could not be reached"
+    detail = str(exc) if refused else f"{type(_leaf(exc)).__name__}: {_leaf(exc)}"
+    if refused and str(exc).startswith(("HTTP 401", "HTTP 403")):
+        sent = "the keyring" if route.token_from == "keyring" else route.token_from
+        detail += f"; the token was refused (from {sent})" if route.token else "; no token was sent"
+    return TeamServerUnavailableError(
+        f"{tool}: the team server {route.url} (project {route.key}) {what} ({detail}). "
+        "This project's memory lives there, so the call was not served from a local store; nothing is "
+        "known of its outcome. Check that the server runs and the token is valid, then call again."
+    )
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -164,6 +206,14 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def _keyring_installed() -> bool:
+    try:
+        import keyring  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _keyring_token(url: str) -> str | None:

@@ -228,6 +228,22 @@ class PostgresStores:
             rows = conn.exec_driver_sql(f"SELECT key, revision FROM {_REGISTRY} ORDER BY key").all()
             return {str(key): str(revision) for key, revision in rows}
 
+    def registered(self) -> dict[str, tuple[str, str]]:
+        """Each registered workspace's key with its schema and revision, read without creating anything
+        (empty when the database has no `homeport.workspaces` yet): for `where` and `doctor`.
+
+        Raises:
+            StoreError: the database cannot be reached.
+        """
+        try:
+            with self.engine.connect() as conn:
+                if conn.exec_driver_sql(f"SELECT to_regclass('{_REGISTRY}')").scalar() is None:
+                    return {}
+                rows = conn.exec_driver_sql(f"SELECT key, schema_name, revision FROM {_REGISTRY}").all()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot reach the store {shown_url(self.url)}: {_cause(exc)}") from exc
+        return {str(key): (str(schema), str(revision)) for key, schema, revision in rows}
+
     def check_revisions(self) -> None:
         """Refuse a database where some workspace is at a revision this version does not know.
 
