@@ -219,3 +219,47 @@ async def test_concurrent_writers_through_every_process_lose_nothing_and_duplica
     assert sorted(summaries) == expected_decisions  # every one present, none twice
     assert sorted(values) == expected_custom
     assert len({d["id"] for d in decisions}) == len(decisions)
+
+
+@pytest.fixture
+def logical_cluster(tmp_path: Path, store_postgres_url: str) -> Iterator[list[Served]]:
+    """Two `--logical-workspaces` servers on one PostgreSQL store with different data directories."""
+    with contextlib.ExitStack() as stack:
+        servers = []
+        for n in range(2):
+            home = tmp_path / f"home{n}"
+            home.mkdir()
+            env = clean_env(HOME=str(home), HOMEPORT_STATE_DIR=str(home / "state"))
+            srv = home / "srv"
+            srv.mkdir()
+            args = ["--store", store_postgres_url, "--logical-workspaces", "--allow-root", str(srv)]
+            args += ["--data-dir", str(home / "data")]
+            servers.append(stack.enter_context(serving(args, cwd=srv, log=tmp_path / f"serve{n}.log", env=env)))
+        yield servers
+
+
+async def test_a_logical_workspace_is_one_memory_whichever_process_and_data_directory_serves_it(
+    logical_cluster, store_postgres_url: str, tmp_path: Path
+) -> None:
+    """`acme/api` is the workspace's key in the shared store, never a path under one process's data
+    directory: what one process writes, the other reads, and `homeport copy --key acme/api` fills it."""
+    from ._support import http_client
+
+    first, second = logical_cluster
+    headers = {"X-Workspace-Id": "acme/api"}
+    async with http_client(f"{first.base}/mcp", mode="auto", headers=headers) as client:
+        written = ok(await client.call_tool("log_decision", {"summary": "one memory for acme/api"}))
+        assert written["workspace"] == {"key": "acme/api", "source": "header"}
+    async with http_client(f"{second.base}/mcp", mode="legacy", headers=headers) as client:
+        read = ok(await client.call_tool("get_decisions", {}))
+        assert [d["summary"] for d in read["decisions"]] == ["one memory for acme/api"]
+
+    from homeport.store.postgres import PostgresStores
+
+    stores = PostgresStores(store_postgres_url, pool_size=1)
+    try:
+        assert "acme/api" in stores.revisions()
+        under_data_dirs = [key for key in stores.revisions() if key.startswith(str(tmp_path))]
+        assert not under_data_dirs, stores.revisions()
+    finally:
+        stores.engine.dispose()

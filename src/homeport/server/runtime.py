@@ -62,7 +62,7 @@ class Runtime:
     def store_for(self, workspace: Workspace, *, write: bool, create: bool | None = None) -> Store | None:
         """Its store: None for reads of a workspace that has none; created on first write unless `create`
         says otherwise."""
-        return self.stores.get(workspace.root, create=write if create is None else create)
+        return self.stores.get(workspace.root, create=write if create is None else create, key=workspace.logical_key)
 
     def known_workspaces(self) -> dict[Path, str]:
         """The workspaces this process knows, each with why: `owned` in the instance registry, or

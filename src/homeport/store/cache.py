@@ -43,10 +43,15 @@ class StoreCache:
         self._pending = threading.Semaphore(_MAX_PENDING)
         self._closer: threading.Thread | None = None
 
-    def get(self, root: Path, *, create: bool) -> Store | None:
-        """The store of `root`; with `create` False, None when the workspace has no store yet."""
+    def get(self, root: Path, *, create: bool, key: str | None = None) -> Store | None:
+        """The store of `root`; with `create` False, None when the workspace has no store yet.
+
+        On PostgreSQL a workspace is found by `key` (a logical workspace's key, such as ``acme/api``)
+        or else by its root: never by a path under one server's data directory, which differs between
+        the processes and machines that share the store.
+        """
         if self._postgres is not None:
-            return self._postgres.get(str(root), create=create)
+            return self._postgres.get(key if key is not None else str(root), create=create)
         with self._lock:
             store = self._stores.get(root)
             if store is not None:
