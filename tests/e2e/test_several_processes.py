@@ -263,3 +263,19 @@ async def test_a_logical_workspace_is_one_memory_whichever_process_and_data_dire
         assert not under_data_dirs, stores.revisions()
     finally:
         stores.engine.dispose()
+
+
+async def test_where_am_i_names_the_postgresql_store_not_a_sqlite_file(cluster, store_postgres_url: str) -> None:
+    from ._support import http_client
+
+    servers, base = cluster
+    app = make_project(base / "app")
+    async with http_client(f"{servers[0].base}/mcp", mode="auto", headers={"X-Workspace-Id": str(app)}) as client:
+        before = ok(await client.call_tool("where_am_i", {}))
+        ok(await client.call_tool("log_decision", {"summary": "kept in PostgreSQL"}))
+        after = ok(await client.call_tool("where_am_i", {}))
+        handle = ok(await client.call_tool("use_workspace", {"workspace": str(app)}))
+    assert (before["store_kind"], before["store_exists"], after["store_exists"]) == ("postgresql", False, True)
+    assert after["store"].endswith(f"(workspace {app})") and "homeport.db" not in after["store"]
+    assert handle["store"] == after["store"]
+    assert not (app / ".homeport" / "homeport.db").exists()

@@ -40,7 +40,7 @@ def use_workspace(
     return {
         "handle": handle,
         "root": str(ws.root),
-        "store": str(store_path_for(ws.root)),
+        "store": _store_report(call, ws)["store"],
         "bound_to_session": call.request.bind_session(str(ws.root)),
     }
 
@@ -79,22 +79,38 @@ def where_am_i(call: Call) -> dict[str, Any]:
             "why": ws.reason,
             "project_key": ws.logical_key,
             "project_key_source": "logical",
-            "store_exists": store_path_for(ws.root).exists(),
+            **_store_report(call, ws),
             "served_by": _this_process(),
         }
-    store = store_path_for(ws.root)
     return {
         **report,
         "workspace": ws.describe(),
         "root": str(ws.root),
         "source": ws.source.value,
         "why": ws.reason,
-        "store": str(store),
-        "store_exists": store.exists(),
+        **_store_report(call, ws),
         # This process, or the live instance that owns the workspace and answers its other tools.
         "served_by": runtime.forwarder.served_by(ws.root) if runtime.forwarder else _this_process(),
         **_identity(call, ws),
     }
+
+
+def _store_report(call: Call, ws: Workspace) -> dict[str, Any]:
+    """Where the workspace's memory is kept: its SQLite file, or its key in the shared PostgreSQL store
+    (the URL without its password), and whether it holds memory yet."""
+    postgres = call.runtime.stores.postgres
+    if postgres is None:
+        path = store_path_for(ws.root)
+        return {"store_kind": "sqlite", "store": str(path), "store_exists": path.exists()}
+    from homeport.store.postgres import shown_url
+
+    report: dict[str, Any] = {"store_kind": "postgresql", "store": f"{shown_url(postgres.url)} (workspace {ws.key})"}
+    try:
+        report["store_exists"] = call.runtime.store_for(ws, write=False) is not None
+    except HomeportError as exc:  # unreachable, or a copy still filling it: say so, the rest still answers
+        report["store_exists"] = None
+        report["store_error"] = f"{exc.message} [{exc.code}]"
+    return report
 
 
 def _identity(call: Call, ws: Workspace) -> dict[str, Any]:
