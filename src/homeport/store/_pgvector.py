@@ -181,7 +181,7 @@ def _open(store: Store) -> PgVector | None:
             conn.execute(text(f"ALTER TABLE item_vectors ADD COLUMN IF NOT EXISTS embedding {path.type}"))
         _backfill(store, path)
         return path
-    except Exception as exc:  # noqa: BLE001 - any failure means the blob path, which always works
+    except Exception as exc:  # any failure means the blob path, which always works
         log.warning("search by meaning in %s uses float32 blobs, not pgvector: %s", store.where, exc)
         return None
 
@@ -224,9 +224,7 @@ def _backfill(store: Store, path: PgVector) -> None:
     while True:
         with store.write() as conn:
             rows = conn.execute(
-                text(
-                    "SELECT id, vector FROM item_vectors WHERE embedding IS NULL AND id > :last ORDER BY id LIMIT :n"
-                ),
+                text("SELECT id, vector FROM item_vectors WHERE embedding IS NULL AND id > :last ORDER BY id LIMIT :n"),
                 {"last": last, "n": _BACKFILL_BATCH},
             ).all()
             if not rows:
@@ -238,4 +236,6 @@ def _backfill(store: Store, path: PgVector) -> None:
                 if blob and len(blob) % 4 == 0
             ]
             if updates:
-                conn.execute(text(f"UPDATE item_vectors SET embedding = CAST(:e AS {path.type}) WHERE id = :id"), updates)
+                conn.execute(
+                    text(f"UPDATE item_vectors SET embedding = CAST(:e AS {path.type}) WHERE id = :id"), updates
+                )
