@@ -240,3 +240,39 @@ def test_a_row_without_its_embedding_makes_its_item_pending_on_the_pgvector_path
             store, SeededEmbedder.name, SeededEmbedder().embed(item.chunks)[0], filters=VectorFilters(), limit=5
         )
     ][:1] == ["written by an old process"]
+
+
+@pytest.mark.anyio
+async def test_the_search_tool_says_it_searched_with_pgvector(runtime_factory, projects, pgvector_postgres_url):
+    from mcp import Client
+
+    from homeport.embedding.model import unavailable_reason
+    from homeport.server import build_server
+
+    if (reason := unavailable_reason(None)) is not None:
+        pytest.skip(reason)
+    runtime = runtime_factory(store_url=pgvector_postgres_url)
+    ws = str(projects["alpha"])
+    async with Client(build_server(runtime)) as c:
+        r = await c.call_tool(
+            "log_decision", {"summary": "Blue-green rollout behind the load balancer", "workspace": ws}
+        )
+        assert not r.is_error, r.content
+        await c.call_tool("log_decision", {"summary": "Avatars are served from the CDN", "workspace": ws})
+        assert runtime.semantic.drain(timeout=120)
+        query = "where are user profile pictures hosted"  # no word in common with the item it finds
+        r = await c.call_tool("search", {"query": query, "mode": "semantic", "workspace": ws})
+        assert not r.is_error, r.content
+        found = r.structured_content
+        assert found["vector_search"].startswith("pgvector ") and found["not_yet_embedded"] == 0
+        assert [h["title"] for h in found["results"]] == ["Avatars are served from the CDN"]
+
+
+def test_a_workspace_dropped_and_created_again_gets_its_embedding_column_again(pgvector_stores):
+    key = f"/again/{uuid.uuid4().hex}"
+    for _ in range(2):  # `homeport copy` onto an existing workspace drops it and creates it again
+        store = pgvector_stores.get(key, create=True)
+        decisions.log_decision(store, "kept")
+        embed_all(store)
+        assert vector_search_path(store).startswith("pgvector") and pending_count(store, SeededEmbedder.name) == 0
+        pgvector_stores.drop(key)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,9 @@ MIN_VERSION = (0, 5, 0)  # the first with HNSW
 _MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 _BACKFILL_BATCH = 2000
 
-_paths: dict[str, PgVector | None] = {}
+# By store object, not name: a workspace dropped and created again (`homeport copy`, `migrate`) is a new
+# object, whose schema has no `embedding` column yet.
+_paths: weakref.WeakKeyDictionary[Store, PgVector | None] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -90,6 +93,9 @@ class PgVector:
             rows = conn.execute(text("SELECT count(*) FROM item_vectors WHERE model = :m"), {"m": model}).scalar()
             if int(rows or 0) < HNSW_MIN_ROWS:
                 return
+            # The graph in memory while it is built: at 64 MB (the default) a build of 100,000 384-d vectors
+            # spills to disk and takes several times as long.
+            conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '512MB'")
             conn.execute(
                 text(
                     f"CREATE INDEX IF NOT EXISTS {name} ON item_vectors USING hnsw "
@@ -156,19 +162,18 @@ def pgvector_for(store: Store) -> PgVector | None:
     """
     if store.engine.dialect.name != "postgresql":
         return None
-    key = store.where
-    if key in _paths:
-        return _paths[key]
+    if store in _paths:
+        return _paths[store]
     with _lock:
-        if key not in _paths:
-            _paths[key] = _open(store)
-        return _paths[key]
+        if store not in _paths:
+            _paths[store] = _open(store)
+        return _paths[store]
 
 
 def forget(store: Store) -> None:
     """Decide again on the next use (tests; a server keeps its decision until it restarts)."""
     with _lock:
-        _paths.pop(store.where, None)
+        _paths.pop(store, None)
 
 
 def _open(store: Store) -> PgVector | None:
@@ -178,7 +183,7 @@ def _open(store: Store) -> PgVector | None:
             return None
         path = PgVector(found[0], found[1], set())
         with store.write() as conn:
-            conn.execute(text(f"ALTER TABLE item_vectors ADD COLUMN IF NOT EXISTS embedding {path.type}"))
+            _add_column(conn, path)
         _backfill(store, path)
         return path
     except Exception as exc:  # any failure means the blob path, which always works
@@ -214,6 +219,29 @@ def _extension(store: Store) -> tuple[str, str] | None:
         log.warning("pgvector %s in %s is older than 0.5.0 (no HNSW): the blob path is used", version, store.where)
         return None
     return schema, version
+
+
+def _add_column(conn: Connection, path: PgVector) -> None:
+    """The `embedding` column, kept in the row and the blob moved out of it (TOAST) first.
+
+    A row with both (about 3 KB at 384 dimensions) is over PostgreSQL's 2 KB threshold, and pgvector's
+    type is stored out of line by default: every distance would then fetch its vector from the TOAST
+    table. Checked first: ALTER TABLE takes an exclusive lock even when there is nothing to do.
+    """
+    storage = conn.execute(
+        text(
+            "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'item_vectors'::regclass "
+            "AND attname IN ('vector', 'embedding') AND NOT attisdropped"
+        )
+    ).all()
+    if dict((str(n), str(s)) for n, s in storage) == {"vector": "e", "embedding": "m"}:
+        return
+    conn.execute(text(f"ALTER TABLE item_vectors ADD COLUMN IF NOT EXISTS embedding {path.type}"))
+    conn.execute(
+        text(
+            "ALTER TABLE item_vectors ALTER COLUMN embedding SET STORAGE MAIN, ALTER COLUMN vector SET STORAGE EXTERNAL"
+        )
+    )
 
 
 def _backfill(store: Store, path: PgVector) -> None:
