@@ -141,8 +141,9 @@ def measure(stores: PostgresStores, size: int, queries: int, rng: np.random.Gene
             assert path is not None
             _pgvector.HNSW_MIN_ROWS = 1
             start = time.perf_counter()
+            path.short.clear()
             with store.write() as conn:
-                path.ensure_index(conn, MODEL, DIM)
+                path.ensure_index(conn, MODEL, DIM, 0)
             build = time.perf_counter() - start
             search(picks[0])
             ms, approx = timed(search, picks)

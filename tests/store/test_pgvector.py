@@ -157,12 +157,22 @@ def index_when_possible(monkeypatch) -> list[str]:
 def test_an_hnsw_index_is_built_past_the_threshold_and_results_stay_exact(two_paths, monkeypatch, index_when_possible):
     blob, vec = two_paths
     monkeypatch.setattr(_pgvector, "HNSW_MIN_ROWS", 100)
+    path = _pgvector.pgvector_for(vec)
+    assert path is not None and not path.indexed
+    path.short.clear()  # counted against the real threshold while filling
     decisions.log_decision(vec, "one more")  # the index is built by a save
     decisions.log_decision(blob, "one more")
     embed_all(vec)
     embed_all(blob)
     with vec.read() as conn:
-        indexes = conn.execute(text("SELECT indexdef FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")).scalars().all()
+        indexes = (
+            conn.execute(
+                text("SELECT indexdef FROM pg_indexes WHERE schemaname = :s AND indexdef LIKE '%hnsw%'"),
+                {"s": vec.schema},
+            )
+            .scalars()
+            .all()
+        )
         assert len(indexes) == 1 and "vector_ip_ops" in indexes[0] and "seeded-16" in indexes[0]
     rng = np.random.default_rng(11)
     rare = VectorFilters(tags_any=["rare"])
@@ -276,3 +286,24 @@ def test_a_workspace_dropped_and_created_again_gets_its_embedding_column_again(p
         embed_all(store)
         assert vector_search_path(store).startswith("pgvector") and pending_count(store, SeededEmbedder.name) == 0
         pgvector_stores.drop(key)
+
+
+def test_the_index_comes_with_the_save_that_crosses_the_threshold(pgvector_stores, monkeypatch):
+    monkeypatch.setattr(_pgvector, "HNSW_MIN_ROWS", 5)
+    store = pgvector_stores.get(f"/threshold/{uuid.uuid4().hex}", create=True)
+
+    def hnsw_indexes() -> int:
+        with store.read() as conn:
+            return conn.execute(
+                text("SELECT count(*) FROM pg_indexes WHERE schemaname = :s AND indexdef LIKE '%hnsw%'"),
+                {"s": store.schema},
+            ).scalar()
+
+    for n in range(3):
+        decisions.log_decision(store, f"short {n}")
+    embed_all(store)
+    assert hnsw_indexes() == 0
+    for n in range(3):
+        decisions.log_decision(store, f"more {n}")
+    embed_all(store)
+    assert hnsw_indexes() == 1

@@ -25,7 +25,7 @@ import hashlib
 import logging
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
@@ -68,6 +68,8 @@ class PgVector:
     schema: str
     version: str
     indexed: set[tuple[str, int]]
+    # Per (model, dimension) without an index: how many more chunks before it is worth counting again.
+    short: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def type(self) -> str:
@@ -84,14 +86,24 @@ class PgVector:
             f"VALUES (:t, :i, :c, :m, :v, CAST(:e AS {self.type}))"
         )
 
-    def ensure_index(self, conn: Connection, model: str, dim: int) -> None:
-        """Build the HNSW index of `model` once it has HNSW_MIN_ROWS chunks (inside the caller's write)."""
+    def ensure_index(self, conn: Connection, model: str, dim: int, added: int) -> None:
+        """Build the HNSW index of `model` once it has HNSW_MIN_ROWS chunks (inside the caller's write).
+
+        The rows are counted again only once `added` (chunks saved since the last count, by this
+        process) could have reached the threshold: a count on every save of a few items cost more than
+        the save (measured: 47 instead of 220 items/s at 100,000 chunks).
+        """
         if (model, dim) in self.indexed:
+            return
+        key = (model, dim)
+        self.short[key] = self.short.get(key, 0) - added
+        if self.short[key] > 0:
             return
         name = _index_name(model, dim)
         if conn.execute(text("SELECT to_regclass(:n)"), {"n": name}).scalar() is None:
             rows = conn.execute(text("SELECT count(*) FROM item_vectors WHERE model = :m"), {"m": model}).scalar()
-            if int(rows or 0) < HNSW_MIN_ROWS:
+            self.short[key] = HNSW_MIN_ROWS - int(rows or 0)
+            if self.short[key] > 0:
                 return
             # The graph in memory while it is built: at 64 MB (the default) a build of 100,000 384-d vectors
             # spills to disk and takes several times as long.

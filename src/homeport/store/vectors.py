@@ -147,7 +147,7 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
     insert = path.insert_sql() if path is not None else _INSERT
     with store.write() as conn:
         raw = _Sql(conn)
-        dims: set[int] = set()
+        dims: dict[int, int] = {}  # chunks saved per dimension
         for item, vectors in embedded:
             row = raw.execute(
                 "SELECT title, body, tags FROM search_index WHERE rowid = :r",
@@ -165,13 +165,13 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
                 row = {"t": item.item_type, "i": item.item_id, "c": n, "m": model, "v": v32.tobytes()}
                 if path is not None:
                     row["e"] = vector_text(v32)
-                    dims.add(len(v32))
+                    dims[len(v32)] = dims.get(len(v32), 0) + 1
                 rows.append(row)
             raw.executemany(insert, rows)
             stored += 1
         if path is not None:
-            for dim in dims:
-                path.ensure_index(conn, model, dim)
+            for dim, added in dims.items():
+                path.ensure_index(conn, model, dim, added)
     return stored
 
 
