@@ -102,3 +102,62 @@ def store_postgres_url() -> Iterator[str]:
     finally:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+
+
+@pytest.fixture(scope="session")
+def pgvector_postgres_url() -> Iterator[str]:
+    """A PostgreSQL 16 server with the pgvector extension, from the `pgserver` wheel (the test extra), for the run.
+
+    Debian packages no pgvector for the system's PostgreSQL 15, so the store's pgvector path is tested
+    on this one: initdb and pg_ctl from pgserver's build, as the `postgres` OS user when the tests run
+    as root (postgres refuses root), on a free port of 127.0.0.1. Skips with the reason when it cannot start.
+    """
+    import importlib.util
+    import pwd
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    # Found, not imported: importing pgserver starts its own machinery (and warns about XDG_RUNTIME_DIR).
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        pytest.skip("pgserver is not installed (pip install -e '.[test]'): no PostgreSQL with pgvector to test on")
+    bin_dir = Path(spec.origin).parent / "pginstall" / "bin"
+    as_user: list[str] = []
+    # Not under pytest's temporary directory: root's, and closed to other users.
+    base = Path(tempfile.mkdtemp(prefix="homeport-pgvector-"))
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no `postgres` OS user to run pgserver's PostgreSQL as")
+        runuser = shutil.which("runuser")
+        if runuser is None:
+            pytest.skip("running as root without `runuser` to start pgserver's PostgreSQL as `postgres`")
+        as_user = [runuser, "-u", "postgres", "--"]
+        os.chown(base, owner.pw_uid, owner.pw_gid)
+        base.chmod(0o700)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data, log = base / "data", base / "log"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120)
+
+    done = run(str(bin_dir / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres", "-E", "utf8")
+    if done.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(f"pgserver's initdb failed: {done.stderr.strip()[-500:]}")
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off"
+    done = run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+    if done.returncode != 0:
+        reason = f"{done.stderr.strip()[-500:]} {log.read_text()[-500:] if log.exists() else ''}"
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(f"pgserver's PostgreSQL did not start: {reason}")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(base, ignore_errors=True)

@@ -53,6 +53,10 @@ def copy_store(store_backend: str, request, migrated_db: Path) -> Callable[[Path
 
         return open_postgres
 
+    return _sqlite_copier(migrated_db)
+
+
+def _sqlite_copier(migrated_db: Path) -> Callable[[Path], Store]:
     def copy(root: Path) -> Store:
         store_path_for(root).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(migrated_db, store_path_for(root))
@@ -61,6 +65,32 @@ def copy_store(store_backend: str, request, migrated_db: Path) -> Callable[[Path
         return store
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def pgvector_stores(pgvector_postgres_url: str) -> Iterator:
+    """The PostgreSQL stores of the run on the server with pgvector (see `pgvector_postgres_url`)."""
+    from homeport.store.postgres import PostgresStores
+
+    stores = PostgresStores(pgvector_postgres_url)
+    yield stores
+    stores.close()
+
+
+@pytest.fixture(scope="session", params=[*BACKENDS, pytest.param("pgvector", marks=pytest.mark.postgres)])
+def vector_store(request, migrated_db: Path) -> Callable[[Path], Store]:
+    """`vector_store(root)`: as `copy_store`, on the three paths of search by meaning: SQLite, PostgreSQL
+    without the vector extension (float32 blobs, 127.0.0.1:5432) and PostgreSQL with pgvector."""
+    if request.param == "sqlite":
+        return _sqlite_copier(migrated_db)
+    stores = request.getfixturevalue("postgres_stores" if request.param == "postgres" else "pgvector_stores")
+
+    def open_postgres(root: Path) -> Store:
+        store = stores.get(str(root), create=True)
+        assert store is not None
+        return store
+
+    return open_postgres
 
 
 @pytest.fixture

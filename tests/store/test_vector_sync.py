@@ -131,10 +131,10 @@ def assert_vectors_are_the_current_versions(store, embedder: HashEmbedder) -> No
 @example(ops=[("context", "old plan"), ("read_for_later", 5), ("context", "new plan"), ("save_what_was_read", 0)])
 @example(ops=[("decision", "gone soon"), ("embed_some", 3), ("delete_decision", 0)])
 @example(ops=[("data", "a", "x"), ("read_for_later", 5), ("delete_data", "a"), ("save_what_was_read", 0)])
-def test_after_any_writes_and_draining_the_vectors_are_exactly_the_current_versions_of_live_items(copy_store, ops):
+def test_after_any_writes_and_draining_the_vectors_are_exactly_the_current_versions_of_live_items(vector_store, ops):
     embedder = HashEmbedder()
     with tempfile.TemporaryDirectory() as tmp:
-        store = copy_store(Path(tmp))
+        store = vector_store(Path(tmp))
         indexer = VectorIndexer(lambda: embedder)
         try:
             run(store, embedder, ops)
@@ -146,9 +146,9 @@ def test_after_any_writes_and_draining_the_vectors_are_exactly_the_current_versi
             store.close()
 
 
-def test_a_save_of_a_text_read_before_an_update_is_dropped_and_the_new_text_is_pending(copy_store, tmp_path):
+def test_a_save_of_a_text_read_before_an_update_is_dropped_and_the_new_text_is_pending(vector_store, tmp_path):
     embedder = HashEmbedder()
-    store = copy_store(tmp_path)
+    store = vector_store(tmp_path)
     p = progress.log_progress(store, "TODO", "write the old plan")
     read = embedded(embedder, pending_items(store, embedder.name, limit=10))
     progress.update_progress(store, p["id"], description="write the new plan")
@@ -159,9 +159,9 @@ def test_a_save_of_a_text_read_before_an_update_is_dropped_and_the_new_text_is_p
     store.close()
 
 
-def test_an_update_deletes_the_vectors_in_the_same_write_and_the_item_is_pending_again(copy_store, tmp_path):
+def test_an_update_deletes_the_vectors_in_the_same_write_and_the_item_is_pending_again(vector_store, tmp_path):
     embedder = HashEmbedder()
-    store = copy_store(tmp_path)
+    store = vector_store(tmp_path)
     custom_data.log_custom_data(store, "notes", "k", "first")
     save_vectors(store, embedder.name, embedded(embedder, pending_items(store, embedder.name, limit=10)))
     assert pending_count(store, embedder.name) == 0
@@ -172,9 +172,9 @@ def test_an_update_deletes_the_vectors_in_the_same_write_and_the_item_is_pending
     store.close()
 
 
-def test_a_long_item_is_embedded_in_chunks_not_truncated(copy_store, tmp_path):
+def test_a_long_item_is_embedded_in_chunks_not_truncated(vector_store, tmp_path):
     embedder = HashEmbedder()
-    store = copy_store(tmp_path)
+    store = vector_store(tmp_path)
     words = [f"w{n}" for n in range(1000)]
     decisions.log_decision(store, "long", rationale=" ".join(words))
     indexer = VectorIndexer(lambda: embedder)
@@ -187,13 +187,13 @@ def test_a_long_item_is_embedded_in_chunks_not_truncated(copy_store, tmp_path):
     store.close()
 
 
-def test_the_indexer_stops_for_good_when_the_model_cannot_load_and_says_why(copy_store, tmp_path):
+def test_the_indexer_stops_for_good_when_the_model_cannot_load_and_says_why(vector_store, tmp_path):
     from homeport.errors import SemanticSearchUnavailableError
 
     def broken():
         raise SemanticSearchUnavailableError("no model here")
 
-    store = copy_store(tmp_path)
+    store = vector_store(tmp_path)
     decisions.log_decision(store, "waits")
     indexer = VectorIndexer(broken)
     indexer.notice(store)
@@ -229,11 +229,11 @@ def test_a_store_from_before_vectors_upgrades_with_every_item_pending(tmp_path):
     store.close()
 
 
-def test_nearest_finds_the_item_of_a_vector_and_nothing_below_the_similarity_floor(copy_store, tmp_path):
+def test_nearest_finds_the_item_of_a_vector_and_nothing_below_the_similarity_floor(vector_store, tmp_path):
     from homeport.store.vectors import MIN_SIMILARITY, VectorCache, VectorFilters
 
     embedder = HashEmbedder()
-    store = copy_store(tmp_path)
+    store = vector_store(tmp_path)
     ids = [decisions.log_decision(store, f"decision {n}", tags=[f"t{n}"])["id"] for n in range(3)]
     items = pending_items(store, embedder.name, limit=10)
     save_vectors(store, embedder.name, embedded(embedder, items))

@@ -115,7 +115,7 @@ class SemanticSearch:
         words = word_search.search(store, query, limit=max(limit, _FUSION_DEPTH) if mode == "auto" else 1, **filters)
         if store is None:
             return {"results": [], "mode_used": mode, "not_yet_embedded": 0}
-        from homeport.store.vectors import VectorCache, VectorFilters, pending_count
+        from homeport.store.vectors import VectorCache, VectorFilters, pending_count, vector_search_path
 
         try:
             embedder = self.embedder()
@@ -137,7 +137,14 @@ class SemanticSearch:
             from homeport.store.fusion import fuse
 
             results = fuse({"words": words, "semantic": meaning}, limit=limit)
-        return {"results": results, "mode_used": mode, "not_yet_embedded": pending_count(store, embedder.name)}
+        pending = pending_count(store, embedder.name)
+        # Which path searched by meaning: "pgvector <version>" or "float32 blobs" (store/vectors.py).
+        return {
+            "results": results,
+            "mode_used": mode,
+            "not_yet_embedded": pending,
+            "vector_search": vector_search_path(store),
+        }
 
     def close(self) -> None:
         if self._indexer is not None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, text
 
 from homeport.store._common import normalize_tags, utc_stamp
+from homeport.store._pgvector import PgVector, pgvector_for, vector_text
 from homeport.store.chunking import chunk_text, item_text
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_SNIPPET_CHARS
@@ -31,7 +32,15 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["PendingItem", "VectorCache", "VectorFilters", "pending_count", "pending_items", "save_vectors"]
+__all__ = [
+    "PendingItem",
+    "VectorCache",
+    "VectorFilters",
+    "pending_count",
+    "pending_items",
+    "save_vectors",
+    "vector_search_path",
+]
 
 # Nearest is not relevant: an item less similar than this (cosine) is not a hit. all-MiniLM-L6-v2 puts
 # unrelated texts below it. On the labelled set (bench/retrieval): no floor gave hit@10 92.3 / 86.3 %
@@ -77,15 +86,28 @@ class PendingItem:
         return chunk_text(self.text)
 
 
+def vector_search_path(store: Store) -> str:
+    """How `store` searches by meaning: "pgvector <version>" or "float32 blobs" (exact, in numpy)."""
+    path = pgvector_for(store)
+    return f"pgvector {path.version}" if path is not None else "float32 blobs"
+
+
+def _embedded(path: PgVector | None) -> str:
+    # On the pgvector path a row whose `embedding` is missing (written by a process on the blob path
+    # while the column existed) is not searchable: its item is pending and embedded again.
+    return " AND v.embedding IS NOT NULL" if path is not None else ""
+
+
 def pending_items(store: Store, model: str, *, limit: int) -> list[PendingItem]:
     """Up to `limit` items whose current text has no vector of `model` yet, oldest first."""
+    path = pgvector_for(store)
     with store.read() as conn:
         rows = (
             _Sql(conn)
             .execute(
                 "SELECT item_type, item_id, title, body, tags FROM search_index s WHERE NOT EXISTS "
                 "(SELECT 1 FROM item_vectors v WHERE v.item_type = s.item_type AND v.item_id = s.item_id "
-                "AND v.model = :m AND v.chunk = 0) ORDER BY rowid LIMIT :n",
+                f"AND v.model = :m AND v.chunk = 0{_embedded(path)}) ORDER BY rowid LIMIT :n",
                 {"m": model, "n": limit},
             )
             .fetchall()
@@ -95,12 +117,13 @@ def pending_items(store: Store, model: str, *, limit: int) -> list[PendingItem]:
 
 def pending_count(store: Store, model: str) -> int:
     """Items that search by meaning cannot find yet (no vector of `model` for their current text)."""
+    path = pgvector_for(store)
     with store.read() as conn:
         raw = _Sql(conn)
         items = raw.execute(_ITEM_COUNT).fetchone()[0]
-        done = raw.execute("SELECT count(*) FROM item_vectors WHERE model = :m AND chunk = 0", {"m": model}).fetchone()[
-            0
-        ]
+        done = raw.execute(
+            f"SELECT count(*) FROM item_vectors v WHERE v.model = :m AND v.chunk = 0{_embedded(path)}", {"m": model}
+        ).fetchone()[0]
     return max(0, int(items) - int(done))
 
 
@@ -120,8 +143,11 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
     import numpy as np
 
     stored = 0
+    path = pgvector_for(store)
+    insert = path.insert_sql() if path is not None else _INSERT
     with store.write() as conn:
         raw = _Sql(conn)
+        dims: dict[int, int] = {}  # chunks saved per dimension
         for item, vectors in embedded:
             row = raw.execute(
                 "SELECT title, body, tags FROM search_index WHERE rowid = :r",
@@ -133,15 +159,23 @@ def save_vectors(store: Store, model: str, embedded: Sequence[tuple[PendingItem,
                 "DELETE FROM item_vectors WHERE item_type = :t AND item_id = :i",
                 {"t": item.item_type, "i": item.item_id},
             )
-            raw.executemany(
-                "INSERT INTO item_vectors (item_type, item_id, chunk, model, vector) VALUES (:t, :i, :c, :m, :v)",
-                [
-                    {"t": item.item_type, "i": item.item_id, "c": n, "m": model, "v": np.asarray(v, "<f4").tobytes()}
-                    for n, v in enumerate(vectors)
-                ],
-            )
+            rows = []
+            for n, v in enumerate(vectors):
+                v32 = np.asarray(v, "<f4")
+                row = {"t": item.item_type, "i": item.item_id, "c": n, "m": model, "v": v32.tobytes()}
+                if path is not None:
+                    row["e"] = vector_text(v32)
+                    dims[len(v32)] = dims.get(len(v32), 0) + 1
+                rows.append(row)
+            raw.executemany(insert, rows)
             stored += 1
+        if path is not None:
+            for dim, added in dims.items():
+                path.ensure_index(conn, model, dim, added)
     return stored
+
+
+_INSERT = "INSERT INTO item_vectors (item_type, item_id, chunk, model, vector) VALUES (:t, :i, :c, :m, :v)"
 
 
 @dataclass(frozen=True)
@@ -196,6 +230,9 @@ class VectorCache:
         import numpy as np
 
         limit = max(1, min(limit, 200))
+        path = pgvector_for(store)
+        if path is not None:
+            return _nearest_pgvector(store, path, model, query, filters, limit)
         with store.read() as conn:
             raw = _Sql(conn)
             matrix = self._current(raw, store.where, model, int(query.shape[0]))
@@ -209,8 +246,11 @@ class VectorCache:
             eligible = int(np.count_nonzero(scores >= MIN_SIMILARITY))
             window = min(_FIRST_WINDOW, eligible)
             while window:
-                ranked = _best_chunk_per_item(scores, matrix.keys, window)
-                hits = _fetch(raw, ranked, matrix, scores, filters, limit)
+                ranked = [
+                    (int(matrix.keys[p]), int(matrix.chunks[p]), float(scores[p]))
+                    for p in _best_chunk_per_item(scores, matrix.keys, window)
+                ]
+                hits = _fetch(raw, ranked, filters, limit)
                 if len(hits) >= limit or window >= eligible:
                     return hits
                 window = min(window * 4, eligible)
@@ -279,43 +319,59 @@ def _best_chunk_per_item(scores: npt.NDArray[np.float32], keys: npt.NDArray[np.i
     return out
 
 
-def _fetch(
-    raw: _Sql,
-    ranked: list[int],
-    matrix: _Matrix,
-    scores: npt.NDArray[np.float32],
-    filters: VectorFilters,
-    limit: int,
+def _nearest_pgvector(
+    store: Store, path: PgVector, model: str, query: npt.NDArray[np.float32], filters: VectorFilters, limit: int
 ) -> list[dict[str, Any]]:
-    if not ranked:
-        return []
-    by_key = {int(matrix.keys[p]): p for p in ranked}
-    params: dict[str, Any] = {}
+    """As the blob path: a window of the nearest chunks, widened until `limit` items are found or no
+    chunk left is above the floor; the filters in the SQL of the window (see store/_pgvector.py)."""
+    with store.read() as conn:
+        params: dict[str, Any] = {}
+        where = _filter_sql(filters, params)
+        window = _FIRST_WINDOW
+        while True:
+            chunks = path.nearest_chunks(conn, model, query, where=where, params=params, window=window)
+            ranked: dict[int, tuple[int, int, float]] = {}
+            for item_type, item_id, chunk, score in chunks:
+                key = index_rowid(item_type, item_id)
+                if score >= MIN_SIMILARITY and key not in ranked:
+                    ranked[key] = (key, chunk, score)
+            exhausted = len(chunks) < window or chunks[-1][3] < MIN_SIMILARITY
+            if len(ranked) >= limit or exhausted:
+                return _fetch(_Sql(conn), list(ranked.values()), filters, limit)
+            window *= 4
+
+
+def _filter_sql(filters: VectorFilters, params: dict[str, Any]) -> list[str]:
     category = filters.category.strip() if filters.category and filters.category.strip() else None
     since = utc_stamp(filters.since, "since") if filters.since else None
     wanted = list(filters.types or SEARCHABLE_TYPES)
-    where = [
-        in_list("rowid", "k", list(by_key), params),
-        *filter_conditions(params, wanted, normalize_tags(filters.tags_any), category, since),
-    ]
+    return filter_conditions(params, wanted, normalize_tags(filters.tags_any), category, since)
+
+
+def _fetch(raw: _Sql, ranked: list[tuple[int, int, float]], filters: VectorFilters, limit: int) -> list[dict[str, Any]]:
+    """The hits of `ranked` (search_index rowid, best chunk, score; best first) that pass `filters`."""
+    if not ranked:
+        return []
+    by_key = {key: (chunk, score) for key, chunk, score in ranked}
+    params: dict[str, Any] = {}
+    where = [in_list("rowid", "k", list(by_key), params), *_filter_sql(filters, params)]
     columns = "rowid, item_type, item_id, title, body, tags, updated_at"
     rows = raw.execute(f"SELECT {columns} FROM search_index WHERE {' AND '.join(where)}", params).fetchall()
     found = {int(r[0]): r for r in rows}
     hits = []
-    for key, position in by_key.items():  # dicts keep the ranked order
+    for key, (chunk, score) in by_key.items():  # dicts keep the ranked order
         row = found.get(key)
-        if row is None or scores[position] < MIN_SIMILARITY:
+        if row is None or score < MIN_SIMILARITY:
             continue
         _, item_type, item_id, title, body, tags_text, updated_at = row
         chunks = chunk_text(item_text(title, body or "", tags_text or ""))
-        chunk = int(matrix.chunks[position])
         hits.append(
             {
                 "type": item_type,
                 "id": int(item_id),
                 "title": title,
                 "snippet": _clip(chunks[chunk] if chunk < len(chunks) else title),
-                "score": float(f"{float(scores[position]):.6g}"),
+                "score": float(f"{score:.6g}"),
                 "updated_at": updated_at,
             }
         )
