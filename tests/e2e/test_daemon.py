@@ -173,6 +173,32 @@ async def test_the_daemon_has_no_current_workspace_each_request_names_its_own(se
             assert written["workspace"]["root"] == str(root)
 
 
+# Runs a shell command and prints, last, every module it loaded (also when the command exits).
+_LOADED_BOOT = "import atexit, sys\natexit.register(lambda: print('\\n' + ' '.join(sorted(sys.modules))))\n" + CLI_BOOT
+
+
+def test_a_shell_command_sent_to_the_daemon_loads_none_of_the_mcp_sdk(setup) -> None:
+    """The daemon exists to make shell commands fast: their forwarding speaks the wire format itself,
+    so the MCP SDK (its models alone take longer to import than the call takes) stays unloaded."""
+    state, base, project = setup
+    assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED_BOOT, "decisions", "add", "sent to the daemon", "--json"],
+        cwd=project,
+        env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S + 10,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    *printed, modules = done.stdout.rstrip("\n").split("\n")
+    assert json.loads("\n".join(printed))["workspace"]["source"] == "header"  # the daemon served it
+    assert daemon_status(state, base)[1]["calls"] == 1
+    loaded = modules.split()
+    assert [m for m in loaded if m.split(".")[0] in ("mcp", "mcp_types", "httpx", "httpx2", "starlette")] == []
+
+
 def test_shell_commands_use_the_daemon_and_work_locally_when_it_is_stopped_or_refused(setup) -> None:
     state, base, project = setup
     assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0

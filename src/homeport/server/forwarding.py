@@ -33,7 +33,7 @@ from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
     from homeport.server.catalog import ToolSpec
-    from homeport.server.owner_client import ClientPool
+    from homeport.server.owner_client import ClientPool, ToolResult
 
 __all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
 
@@ -136,15 +136,15 @@ class Forwarder:
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
         _require_agent(owned, owner, tool, agent)
-        from homeport.server.owner_client import call_owner, owner_connections
-        from homeport.server.owner_token import claims_header
+        from homeport.server.forward_headers import claims_header
+        from homeport.server.owner_client import as_call_tool_result, call_owner, owner_connections
 
         said = claims_header(claims or {})
         key = (owner.endpoint, owner.pid, str(root), agent, said)
 
         try:
             conns = self._pool().client(key, lambda: owner_connections(owner, root, agent, said))
-            return await call_owner(conns, tool, to_jsonable_python(arguments), client)
+            return as_call_tool_result(await call_owner(conns, tool, to_jsonable_python(arguments), client))
         except Exception as exc:
             await self._pool().drop(key)
             live = await anyio.to_thread.run_sync(self._still_live, owner)
@@ -161,20 +161,20 @@ class Forwarder:
         agent: str | None = None,
         claims: Mapping[str, Any] | None = None,
         client: tuple[str | None, str | None] | None = None,
-    ) -> Any:
+    ) -> ToolResult:
         """`forward` for a process without an event loop (the shell): the same client, on a loop of its own
-        for this one call, its connection closed after it.
+        for this one call, its connection closed after it. The result is the owner's as JSON (no MCP SDK).
 
         Raises:
             as `forward`.
         """
+        from homeport.server.forward_headers import claims_header
         from homeport.server.owner_client import call_owner, owner_connections
-        from homeport.server.owner_token import claims_header
 
         _require_agent(owned, owner, tool, agent)
         payload = to_jsonable_python(arguments)
 
-        async def once() -> Any:
+        async def once() -> ToolResult:
             conns = owner_connections(owner, root, agent, claims_header(claims or {}))
             try:
                 return await call_owner(conns, tool, payload, client)

@@ -6,7 +6,9 @@ forwarded call never uses: the 2026-07-28 era has no handshake and no session, a
 declares no client capabilities, so the owner never asks it anything back (no roots, no
 sampling). What remains is one POST with the era's headers and `_meta` envelope, answered with one
 JSON body, or with an event stream whose message with our id is the response; both are read. The
-owner's `CallToolResult` comes back as it was sent, errors included.
+owner's `CallToolResult` comes back as it was sent, errors included: as its JSON (`ToolResult`) to the
+shell, which loads none of the MCP SDK for it, and as the SDK's type (`as_call_tool_result`) where a
+server hands it on to its own client.
 """
 
 from __future__ import annotations
@@ -18,22 +20,25 @@ import os
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
-
-import httpx2
-from mcp.types import CallToolResult
 
 from homeport import __version__
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
+from homeport.server.forward_headers import AGENT_HEADER, CLAIMS_HEADER
 from homeport.server.forwarding import FORWARDED_HEADER
 from homeport.server.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
-from homeport.server.owner_token import AGENT_HEADER, CLAIMS_HEADER
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.types import CallToolResult
 
 __all__ = [
     "ClientPool",
     "OwnerRefusedError",
+    "ToolResult",
+    "as_call_tool_result",
     "async_client",
     "call_owner",
     "call_tool",
@@ -53,6 +58,16 @@ _META = {
     "io.modelcontextprotocol/clientInfo": {"name": "homeport-forwarder", "version": __version__},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+
+
+ToolResult = dict[str, Any]  # a `CallToolResult` as JSON: content, structuredContent, isError
+
+
+def as_call_tool_result(result: ToolResult) -> CallToolResult:
+    """The SDK's `CallToolResult` for an owner's answer, for a server to hand on to its client."""
+    from mcp.types import CallToolResult
+
+    return CallToolResult.model_validate(result)
 
 
 class OwnerRefusedError(Exception):
@@ -81,7 +96,7 @@ def owner_connections(owner: Owner, root: Path, agent: str | None, claims: str |
 
 async def call_owner(
     conns: OwnerConnections, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
-) -> CallToolResult:
+) -> ToolResult:
     """`call_tool` to an owner on this machine, on its kept-alive connections.
 
     Raises:
@@ -95,6 +110,8 @@ async def call_owner(
 
 def async_client(headers: Mapping[str, str]) -> httpx2.AsyncClient:
     """An HTTP client for MCP calls to a remote server (a team server) sending `headers` on each."""
+    import httpx2
+
     return httpx2.AsyncClient(
         headers={**_BASE_HEADERS, **headers}, timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS)
     )
@@ -160,7 +177,7 @@ async def _close_at_end(pool: dict[_Key, Any]) -> None:
 
 async def call_tool(
     http: httpx2.AsyncClient, url: str, tool: str, arguments: Mapping[str, Any], client: _ClientInfo | None = None
-) -> CallToolResult:
+) -> ToolResult:
     """The owner's result of `tool(arguments)`, made on behalf of `client` (name, version: the caller's
     own client, which the owner records as the writer's; without a name, this forwarder).
 
@@ -188,11 +205,11 @@ def _request(
     return body, {"Mcp-Method": "tools/call", "Mcp-Name": tool}
 
 
-def _result(response: httpx2.Response) -> CallToolResult:
+def _result(response: httpx2.Response) -> ToolResult:
     return _answer(response.status_code, response.headers.get("content-type", ""), response.text)
 
 
-def _answer(status: int, content_type: str, text: str) -> CallToolResult:
+def _answer(status: int, content_type: str, text: str) -> ToolResult:
     """The tool result in an owner's HTTP answer (JSON or an event stream).
 
     Raises:
@@ -208,9 +225,10 @@ def _answer(status: int, content_type: str, text: str) -> CallToolResult:
     if "error" in message:
         error = message["error"] if isinstance(message["error"], dict) else {}
         raise OwnerRefusedError(f"HTTP {status}: {error.get('message', message['error'])}")
-    if status != 200 or not isinstance(message.get("result"), dict):
+    result = message.get("result")
+    if status != 200 or not isinstance(result, dict):
         raise OwnerRefusedError(f"HTTP {status} without a result: {text[:200]!r}")
-    return CallToolResult.model_validate(message["result"])
+    return result
 
 
 def _sse_response(text: str) -> dict[str, Any] | None:

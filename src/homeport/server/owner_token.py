@@ -1,7 +1,8 @@
 """How the user's own instances reach an owner started with --auth.
 
 An owner started with `--own --auth` writes a random token to a file only its user can read
-(`InstanceRegistry.mint_owner_token`) and names that file in its registry entry. A front end
+(`InstanceRegistry.mint_owner_token`) and names that file in its registry entry (the headers named
+below are in `server.forward_headers`, which the shell loads without the MCP SDK). A front end
 (stdio, HTTP, the shell) that forwards a call there presents the token, and names the calling
 agent in `X-Homeport-Agent` and, when the front end verified a JWT, its claims (groups and the
 rest) in `X-Homeport-Claims`, so that group and claim rules decide the same way at both ends. The
@@ -14,27 +15,10 @@ the caller runs as the owner's user, who could open the same stores directly.
 from __future__ import annotations
 
 import hmac
-import json
-from collections.abc import Mapping
-from typing import Any
 
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
-from homeport.errors import ConfigError, InvalidArgumentError
-from homeport.files.directory import check_id
-
-__all__ = [
-    "AGENT_HEADER",
-    "CLAIMS_HEADER",
-    "ForwarderToken",
-    "OwnerTokenVerifier",
-    "claims_header",
-    "forwarded_agent",
-    "forwarded_claims",
-]
-
-AGENT_HEADER = "x-homeport-agent"
-CLAIMS_HEADER = "x-homeport-claims"
+__all__ = ["ForwarderToken", "OwnerTokenVerifier"]
 
 
 class ForwarderToken(AccessToken):
@@ -53,41 +37,3 @@ class OwnerTokenVerifier(TokenVerifier):
         if hmac.compare_digest(token.encode(), self._owner_token):
             return ForwarderToken(token=token, client_id="homeport-instance", scopes=[], resource=self.resource)
         return await self.inner.verify_token(token)
-
-
-def forwarded_agent(value: str | None) -> str | None:
-    """The agent a forwarding instance names, checked as an agent id (None: it named none).
-
-    Raises:
-        InvalidArgumentError: the header is not an agent id.
-    """
-    if value is None or value == "":
-        return None
-    try:
-        return check_id(value, "agent")
-    except ConfigError:
-        raise InvalidArgumentError(f"{AGENT_HEADER}: {value!r} is not an agent id") from None
-
-
-def claims_header(claims: Mapping[str, Any]) -> str | None:
-    """The value of `X-Homeport-Claims` for a caller's verified claims (None: it has none)."""
-    if not claims:
-        return None
-    return json.dumps(dict(claims), separators=(",", ":"), sort_keys=True, default=str)
-
-
-def forwarded_claims(value: str | None) -> dict[str, Any]:
-    """The claims a forwarding instance verified for its caller (empty: it sent none).
-
-    Raises:
-        InvalidArgumentError: the header is not a JSON object.
-    """
-    if value is None or value == "":
-        return {}
-    try:
-        claims = json.loads(value)
-    except ValueError:
-        claims = None
-    if not isinstance(claims, dict):
-        raise InvalidArgumentError(f"{CLAIMS_HEADER}: not a JSON object of claims")
-    return claims

@@ -412,10 +412,16 @@ def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None
 
 
 def owners_answer(result: Any) -> dict[str, Any]:
-    """An owner's `CallToolResult` as a local call returns it: the structured result, or its error raised."""
-    content = result.structured_content or {}
-    if result.is_error:
+    """An owner's result as a local call returns it: the structured result, or its error raised.
+
+    `result` is its JSON (what the shell's forwarding returns, `owner_client.ToolResult`) or the SDK's
+    `CallToolResult` (what a server's forwarding returns).
+    """
+    if not isinstance(result, dict):
+        result = result.model_dump(by_alias=True, mode="json")
+    content = result.get("structuredContent") or {}
+    if result.get("isError"):
         error = content.get("error") or {}
-        text = " ".join(getattr(part, "text", "") for part in result.content)
+        text = " ".join(str(part.get("text", "")) for part in result.get("content") or () if isinstance(part, dict))
         raise error_for_code(str(error.get("code", "homeport_error")), str(error.get("message") or text))
     return dict(content)

@@ -126,14 +126,14 @@ class TeamRouter:
         Raises:
             TeamServerUnavailableError: the team server did not answer or refused the call.
         """
-        from homeport.server.owner_client import ClientPool, async_client, call_tool
+        from homeport.server.owner_client import ClientPool, as_call_tool_result, async_client, call_tool
 
         key = (route.endpoint, route.key, route.token or "")
         if self._clients is None:
             self._clients = ClientPool()
         try:
             http = self._clients.client(key, lambda: async_client(_headers(route)))
-            return await call_tool(http, route.endpoint, tool, to_jsonable_python(arguments))
+            return as_call_tool_result(await call_tool(http, route.endpoint, tool, to_jsonable_python(arguments)))
         except Exception as exc:
             await self._clients.drop(key)
             raise _unavailable(exc, route, tool) from exc
@@ -147,6 +147,7 @@ class TeamRouter:
     ) -> Any:
         """`forward` for a process without an event loop (the shell): one client on a loop of its own for
         this one call, closed after it; `client` (name, version) is recorded by the team server as the writer's.
+        The result is the team server's as JSON (`owner_client.ToolResult`).
 
         Raises:
             as `forward`.
