@@ -290,14 +290,17 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes] | None = None, log: 
 
 
 @contextlib.asynccontextmanager
-async def http_mcp_client(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """An SDK client of the MCP endpoint at `url`/mcp sending `headers` on every request."""
+async def http_mcp_client(url: str, headers: dict[str, str], mode: str = "auto") -> AsyncIterator[Any]:
+    """An SDK client of the MCP endpoint at `url`/mcp sending `headers` on every request.
+
+    `mode="auto"` speaks 2026-07-28 (a stateless request per call); `"legacy"` opens a 2025-era session.
+    """
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url + "/mcp", http_client=http)) as client,
+        Client(streamable_http_client(url + "/mcp", http_client=http), mode=mode) as client,
     ):
         yield client

@@ -96,6 +96,35 @@ def build_echo_server(root: str) -> MCPServer:
                     break
         return {"results": hits, "workspace": where}
 
+    @mcp.tool(annotations=READ, description="Decisions whose summary shares a word with the task (in memory).")
+    async def get_context(
+        task: Annotated[str, Field(min_length=1)],
+        budget_tokens: Annotated[int, Field(ge=100, le=32000)] = 2000,
+        workspace: WorkspaceArg = None,
+    ) -> Json:
+        words = {w for w in task.lower().split() if len(w) > 2}
+        left, items = budget_tokens, []
+        for item in reversed(decisions[-60:]):  # Homeport ranks at most 60 candidates
+            if not words & set(item["summary"].lower().split()):
+                continue
+            text = f"{item['summary']}\n{item['rationale'] or ''}"[:800]
+            tokens = -(-len(text.encode()) // 4)
+            if tokens > left:
+                break
+            left -= tokens
+            items.append({"type": "decision", "id": item["id"], "why": "match", "text": text, "tokens": tokens})
+        return {
+            "task": task,
+            "budget_tokens": budget_tokens,
+            "used_tokens": budget_tokens - left,
+            "token_estimate": "ceil(utf8_bytes / 4)",
+            "product_context": None,
+            "active_context": None,
+            "items": items,
+            "omitted": 0,
+            "workspace": where,
+        }
+
     @mcp.tool(annotations=WRITE, description="Set a value under (category, key) (in memory).")
     async def log_custom_data(category: str, key: str, value: Any, workspace: WorkspaceArg = None) -> Json:
         stamp = _now()

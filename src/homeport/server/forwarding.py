@@ -83,13 +83,20 @@ class Forwarder:
         owned, owner = found
         return {"process": "owner", "pid": owner.pid, "endpoint": owner.endpoint, "owns": owned}
 
-    def registry_is_current(self) -> bool:
-        """Whether the registry as last read is still the file's content (no read, no lock needed)."""
+    def anyone_else_if_current(self) -> bool | None:
+        """`anyone_else()` when the registry as last read is still the file's content (one `stat`, no
+        read, no lock); None when the file changed and must be read again (blocking: `anyone_else`)."""
         try:
             st = os.stat(self.registry.path)
+        except FileNotFoundError:
+            return False  # as `_current`: no file, no owner
         except OSError:
-            return True  # no file: nothing to read; unreadable: the last state stands (as `_current`)
-        return (st.st_mtime_ns, st.st_size) == self._seen
+            state = self._state  # unreadable: the last state stands (as `_current`)
+        else:
+            if (st.st_mtime_ns, st.st_size) != self._seen:
+                return None
+            state = self._state
+        return any(o.pid != os.getpid() for o in state.owners.values())
 
     def _current(self) -> RegistryState:
         try:

@@ -220,10 +220,12 @@ class CallPipeline:
         forwarder = self.runtime.forwarder
         if forwarder is None:
             return None, checked
-        if self._threaded and not forwarder.registry_is_current():
-            # Reading a changed registry takes its lock and asks owners for /healthz: not on the loop.
-            await anyio.to_thread.run_sync(forwarder.anyone_else)
-        if not forwarder.anyone_else():
+        # One stat per call; reading a changed registry takes its lock and asks owners for /healthz:
+        # not on the loop.
+        anyone_else = forwarder.anyone_else_if_current()
+        if anyone_else is None:
+            anyone_else = await self._blocking(forwarder.anyone_else)
+        if not anyone_else:
             return None, checked
         # On the loop: the registry is current, and resolution is a few stat calls (tens of µs),
         # less than the thread hop it would take (bench/forwarding.py).

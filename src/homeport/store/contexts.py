@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import provenance
@@ -151,8 +151,11 @@ def get_history(
     ]
 
 
+_READ = select(contexts).where(contexts.c.kind == bindparam("kind"))  # built once: get_context reads two per call
+
+
 def _read(conn: Connection, kind: ContextKind) -> dict[str, Any]:
-    row = conn.execute(select(contexts).where(contexts.c.kind == kind)).first()
+    row = conn.execute(_READ, {"kind": kind}).first()
     if row is None:
         return {"content": {}, "version": 0, "updated_at": None}
     return {"content": load_json(row.content), "version": row.version, "updated_at": row.updated_at}

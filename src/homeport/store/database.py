@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import ARRAY, Connection, Engine, Integer, Select, any_, bindparam, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -39,6 +39,7 @@ __all__ = [
     "Store",
     "StoreConnector",
     "advance_sequence",
+    "by_dialect",
     "create_schema",
     "dict_rows",
     "driver",
@@ -449,6 +450,20 @@ class Prepared:
             sql = _POSTCOMPILE.sub(r"%(\1)s", str(compiled))
             self._other = (sql, {k: v for k, v in compiled.params.items() if v is not None})
         return self._other
+
+
+def by_dialect(build: Callable[[Callable[[Any], Any]], Select[Any]]) -> dict[str, Select[Any]]:
+    """A select narrowed to a list of ids, built once per dialect: `build(ids_in)`, where `ids_in(column)`
+    is the condition that `column` is one of the `ids` parameter. Run `[conn.dialect.name]` of it.
+
+    SQLite gets `IN (...)` of the ids; PostgreSQL `= ANY(%(ids)s)` with one array parameter, whose
+    query text stays the same for any number of ids: psycopg converts and prepares it once, where an
+    expanded `IN` of 60 ids was parsed again on every call (a third of get_context's CPU there).
+    """
+    return {
+        "sqlite": build(lambda column: column.in_(bindparam("ids", expanding=True))),
+        "postgresql": build(lambda column: column == any_(bindparam("ids", type_=ARRAY(Integer)))),
+    }
 
 
 def _without_null_id(params: dict[str, Any]) -> dict[str, Any]:

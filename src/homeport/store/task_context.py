@@ -25,14 +25,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Select, Table, select
 
 from homeport.errors import InvalidItemError
 from homeport.store import search as search_index
 from homeport.store._common import load_json
 from homeport.store.contexts import ContextKind, get_context
 from homeport.store.custom_data import GLOSSARY_CATEGORY
-from homeport.store.database import Store
+from homeport.store.database import Store, by_dialect
 from homeport.store.schema import custom_data, decisions, progress, system_patterns
 from homeport.store.tags import tags_of
 
@@ -162,6 +162,14 @@ def _recent(conn: Connection) -> list[dict[str, Any]]:
     return [{"type": item_type, "id": item_id} for _, item_type, item_id in found]
 
 
+def _by_ids(table: Table) -> dict[str, Select[Any]]:
+    return by_dialect(lambda ids_in: select(table).where(ids_in(table.c.id)))
+
+
+# Built once (the ids are a parameter): building them on every call cost more than running them.
+_DECISIONS, _PATTERNS, _PROGRESS, _CUSTOM = (_by_ids(t) for t in (decisions, system_patterns, progress, custom_data))
+
+
 def _texts(conn: Connection, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
     """One line of text per item: what an agent needs to judge it, by type."""
     by_type: dict[str, list[int]] = {}
@@ -170,7 +178,7 @@ def _texts(conn: Connection, keys: Iterable[tuple[str, int]]) -> dict[tuple[str,
     out: dict[tuple[str, int], str] = {}
     if ids := by_type.get("decision"):
         tags = tags_of(conn, "decision", ids)
-        for row in conn.execute(select(decisions).where(decisions.c.id.in_(ids))):
+        for row in conn.execute(_DECISIONS[conn.dialect.name], {"ids": ids}):
             parts = [row.summary]
             if row.rationale:
                 parts.append(f"why: {row.rationale}")
@@ -179,14 +187,14 @@ def _texts(conn: Connection, keys: Iterable[tuple[str, int]]) -> dict[tuple[str,
             out["decision", row.id] = " — ".join(parts) + _tag_suffix(tags.get(row.id, []))
     if ids := by_type.get("system_pattern"):
         tags = tags_of(conn, "system_pattern", ids)
-        for row in conn.execute(select(system_patterns).where(system_patterns.c.id.in_(ids))):
+        for row in conn.execute(_PATTERNS[conn.dialect.name], {"ids": ids}):
             out["system_pattern", row.id] = f"{row.name}: {row.description}" + _tag_suffix(tags.get(row.id, []))
     if ids := by_type.get("progress"):
-        for row in conn.execute(select(progress).where(progress.c.id.in_(ids))):
+        for row in conn.execute(_PROGRESS[conn.dialect.name], {"ids": ids}):
             parent = f" (under progress {row.parent_id})" if row.parent_id else ""
             out["progress", row.id] = f"[{row.status}] {row.description}{parent}"
     if ids := by_type.get("custom_data"):
-        for row in conn.execute(select(custom_data).where(custom_data.c.id.in_(ids))):
+        for row in conn.execute(_CUSTOM[conn.dialect.name], {"ids": ids}):
             value = load_json(row.value)
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
             out["custom_data", row.id] = f"{row.key}: {shown}"
