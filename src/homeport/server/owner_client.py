@@ -6,7 +6,8 @@ forwarded call never uses: the 2026-07-28 era has no handshake and no session, a
 declares no client capabilities, so the owner never asks it anything back (no roots, no
 sampling). What remains is one POST with the era's headers and `_meta` envelope, answered with one
 JSON body, or with an event stream whose message with our id is the response; both are read. The
-owner's `CallToolResult` comes back as it was sent, errors included.
+owner's `CallToolResult` comes back as it was sent, errors included; the owner's 403 for the
+workspace the call was sent with comes back as the tool error that refusal is per call.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from homeport import __version__
+from homeport.errors import WorkspaceAccessDeniedError
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
 from homeport.server.forwarding import FORWARDED_HEADER
@@ -204,10 +206,23 @@ def _answer(status: int, content_type: str, text: str) -> CallToolResult:
         raise OwnerRefusedError(f"HTTP {status} without a JSON-RPC answer: {text[:200]!r}")
     if "error" in message:
         error = message["error"] if isinstance(message["error"], dict) else {}
+        data = error.get("data")
+        if status == 403 and isinstance(data, dict) and data.get("code") == WorkspaceAccessDeniedError.code:
+            # The owner's 403 for the workspace this call was sent with (`server.workspace_gate`): for
+            # the caller, the tool error the same refusal is when the workspace is named in the call.
+            return _refusal(WorkspaceAccessDeniedError.code, str(error.get("message", "")))
         raise OwnerRefusedError(f"HTTP {status}: {error.get('message', message['error'])}")
     if status != 200 or not isinstance(message.get("result"), dict):
         raise OwnerRefusedError(f"HTTP {status} without a result: {text[:200]!r}")
     return CallToolResult.model_validate(message["result"])
+
+
+def _refusal(code: str, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content={"error": {"code": code, "message": text.removesuffix(f" [{code}]")}},
+        is_error=True,
+    )
 
 
 def _sse_response(text: str) -> dict[str, Any] | None:
