@@ -11,12 +11,13 @@ import contextlib
 import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import uvicorn
-from mcp import Client, types
+from mcp import Client, MCPError, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
@@ -62,6 +63,14 @@ class ThreadedUvicorn:
         self.sock.close()
 
 
+@dataclass
+class HttpRefusal:
+    """A call whose HTTP request was refused before the MCP layer (the server's JSON-RPC error body)."""
+
+    message: str
+    is_error: bool = True
+
+
 class Driver:
     def __init__(self, client: Client, per_call: dict[str, str | None] | None = None) -> None:
         self.client = client
@@ -69,18 +78,27 @@ class Driver:
 
     async def call(
         self, tool: str, arguments: dict[str, Any], *, header: str | None = None, query: str | None = None
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | HttpRefusal:
         if self.per_call is not None:
             self.per_call["header"], self.per_call["query"] = header, query
-        return await self.client.call_tool(tool, arguments)
+        try:
+            return await self.client.call_tool(tool, arguments)
+        except MCPError as exc:  # the SDK surfaces the JSON-RPC error of a non-2xx answer
+            return HttpRefusal(exc.error.message)
 
 
 @contextlib.asynccontextmanager
 async def connect(
-    settings: ServeSettings, *, era: str, roots: Sequence[Path] | None, wire: str = "streamable"
+    settings: ServeSettings,
+    *,
+    era: str,
+    roots: Sequence[Path] | None,
+    wire: str = "streamable",
+    token: str | None = None,
 ) -> AsyncIterator[Driver]:
     """A client of a server built from `settings`, in memory for stdio and over real HTTP for http
-    (Streamable HTTP at /mcp, or with `wire="sse"` the legacy HTTP+SSE transport at /sse)."""
+    (Streamable HTTP at /mcp, or with `wire="sse"` the legacy HTTP+SSE transport at /sse), sending
+    `token` as its bearer token."""
     runtime = build_runtime(settings)
     try:
         server = build_server(runtime)
@@ -91,6 +109,8 @@ async def connect(
         per_call: dict[str, str | None] = {"header": None, "query": None}
 
         async def apply(request: httpx2.Request) -> None:
+            if token is not None:
+                request.headers["Authorization"] = f"Bearer {token}"
             if per_call["header"] is not None:
                 request.headers["X-Workspace-Id"] = per_call["header"]
             if per_call["query"] is not None:
