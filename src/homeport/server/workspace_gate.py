@@ -24,7 +24,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from starlette.requests import Request
@@ -66,9 +68,11 @@ class WorkspaceGate:
                 return
         await self.app(scope, receive, send)
 
-    def _may_read(self, principal: str, claims: dict[str, object] | None, source: str, value: str) -> bool:
-        inputs = CallInputs(principal=principal, header=value) if source == "header" else None
-        inputs = inputs or CallInputs(principal=principal, query=value)
+    def _may_read(self, principal: str, claims: Mapping[str, Any] | None, source: str, value: str) -> bool:
+        # Resolved as a call would resolve it, less the client's roots, which only a call carries. A few
+        # stat calls and the rules file's stamp: on the loop, as the forwarding step resolves.
+        header, query = (value, None) if source == "header" else (None, value)
+        inputs = CallInputs(principal=principal, header=header, query=query)
         try:
             workspace = self.runtime.resolve(inputs, write=False)
             root, key = workspace.root, workspace.logical_key
