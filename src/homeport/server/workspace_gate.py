@@ -9,8 +9,9 @@ answers first, so nobody learns anything about a workspace before they are known
 
 What stays a tool error (`workspace_access_denied`, HTTP 200): a workspace named inside a tool call
 (the `workspace` argument or a `use_workspace` handle), where the request itself is permitted and
-the refusal belongs to one call, and a write to a workspace the principal may only read, since the
-request cannot know which tool a message calls without reading its body. The pipeline's access step
+the refusal belongs to one call, and a write to a workspace the principal may only read, since a
+2025-era request names its tool only in the body (2026-07-28 ones also in `Mcp-Name`, but a refusal
+that depended on the era would answer the same call two ways). The pipeline's access step
 still checks every call whatever chose its workspace; this gate only refuses earlier.
 
 The answer never says whether the workspace exists: it names the value as sent and nothing the
