@@ -8,6 +8,7 @@ one client can vary them call by call.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -111,6 +112,11 @@ async def connect(
         async def apply(request: httpx2.Request) -> None:
             if token is not None:
                 request.headers["Authorization"] = f"Bearer {token}"
+            # A real client sends the same headers on every request; this one varies them per call, so
+            # only the call's own request carries them, never the connection's start-up (the initialized
+            # notification, the GET stream), which may go out while the first call is made.
+            if not _is_tool_call(request):
+                return
             if per_call["header"] is not None:
                 request.headers["X-Workspace-Id"] = per_call["header"]
             if per_call["query"] is not None:
@@ -142,3 +148,12 @@ async def connect(
                 yield Driver(client, per_call)
     finally:
         runtime.close()
+
+
+def _is_tool_call(request: httpx2.Request) -> bool:
+    if request.method != "POST":
+        return False
+    try:
+        return bool(json.loads(request.content).get("method") == "tools/call")
+    except (ValueError, AttributeError):
+        return False
