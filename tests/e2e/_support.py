@@ -224,3 +224,20 @@ async def http_client(url: str, *, mode: str, headers: Mapping[str, str] | None 
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
+
+
+def refused_with_403(url: str, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The JSON-RPC error of a POST to `url` that must be answered 403 (a workspace the request chooses
+    and its principal may not use): `message` and `data` (code, workspace, source, principal)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    response = httpx2.post(url, json=initialize, headers={**accept, **headers}, timeout=10)
+    assert response.status_code == 403, (response.status_code, response.text)
+    error: dict[str, Any] = response.json()["error"]
+    assert error["data"]["code"] == "workspace_access_denied"
+    return error

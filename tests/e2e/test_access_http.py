@@ -12,7 +12,7 @@ from homeport.files.tokens import TokenStore
 
 from ._jwks import ISSUER, jwks_issuer
 from ._serving import serving
-from ._support import error_text, http_client, make_project, ok
+from ._support import error_text, http_client, make_project, ok, refused_with_403
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -176,3 +176,19 @@ async def test_every_version_records_the_principal_client_and_tool_that_wrote_it
     newest = history["versions"][0]
     assert newest["content"] == {"owner": "ada"}
     assert newest["written_by"] == {**written["written_by"], "client": client}
+
+
+async def test_a_workspace_the_request_chooses_is_decided_by_the_tokens_claims_too(world):
+    """The 403 check before the MCP layer sees the JWT's groups and claims, as the per-call check does."""
+    served, tmp = world["served"], world["tmp"]
+    lib = str(world["projects"]["shared/lib"])
+    pat = world["issuer"].token("pat", aud=f"{served.base}/mcp", org="acme")
+    stranger = world["issuer"].token("pat", aud=f"{served.base}/mcp", org="beta")
+    refused = refused_with_403(f"{served.base}/mcp", {"Authorization": f"Bearer {stranger}", "X-Workspace-Id": lib})
+    assert refused["data"]["principal"] == "pat" and f"--access-rules {tmp / 'rules.toml'}" in refused["message"]
+    headers = {"Authorization": f"Bearer {pat}", "X-Workspace-Id": lib}
+    async with http_client(f"{served.base}/mcp", mode="auto", headers=headers) as c:
+        assert ok(await c.call_tool("get_decisions", {}))["workspace"]["root"] == lib
+    vault = str(world["projects"]["acme/vault"])
+    rita = world["issuer"].token("rita", aud=f"{served.base}/mcp", groups=["reviewers"])
+    refused_with_403(f"{served.base}/mcp?project_path={vault}", {"Authorization": f"Bearer {rita}"})

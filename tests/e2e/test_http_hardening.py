@@ -223,12 +223,15 @@ def test_a_token_file_that_breaks_while_serving_fails_closed_with_401_and_one_lo
             http.post(f"{served.base}/mcp", content=json.dumps(INIT), headers=headers).status_code for _ in "abc"
         ]
         _mint_over(data, token)
-        healed = http.post(
+        healed = http.post(f"{served.base}/mcp", content=json.dumps(INIT), headers=headers)
+        # Verified again: past the 401, to the 403 for a workspace its agent (in no directory) may not use.
+        chosen = http.post(
             f"{served.base}/mcp", content=json.dumps(INIT), headers={**headers, "X-Workspace-Id": str(project)}
         )
         log = served.log_text()
     assert statuses == [401, 401, 401]
     assert healed.status_code == 200
+    assert chosen.status_code == 403
     assert log.count("refusing every bearer token") == 1
     assert "Traceback" not in log
     # A log that is not a terminal gets plain lines a person can grep: level, logger, the whole message.

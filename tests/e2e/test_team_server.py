@@ -16,7 +16,7 @@ from homeport.files.directory import DirectoryFile
 from homeport.files.tokens import TokenStore
 
 from ._serving import Served, serving
-from ._support import clean_env, error_text, free_port, http_client, ok, stdio_client
+from ._support import clean_env, error_text, free_port, http_client, ok, refused_with_403, stdio_client
 
 pytestmark = [
     pytest.mark.anyio,
@@ -122,9 +122,11 @@ async def test_the_team_server_refuses_paths_and_tools_that_need_a_directory(tea
         by_query = ok(await c.call_tool("get_decisions", {}))
         assert by_query["workspace"] == {"key": KEY, "source": "query"}
     other = (team.tmp / "other-token").read_text(encoding="utf-8")
-    headers = {"Authorization": f"Bearer {other}", "X-Workspace-Id": KEY}
-    async with http_client(team.url + "/mcp", mode="auto", headers=headers) as c:
-        denied = await c.call_tool("get_decisions", {})
+    # A key the principal may not use: a 403 when the request chooses it, a tool error when a call names it.
+    chosen = refused_with_403(team.url + "/mcp", {"Authorization": f"Bearer {other}", "X-Workspace-Id": KEY})
+    assert chosen["data"]["workspace"] == KEY
+    async with http_client(team.url + "/mcp", mode="auto", headers={"Authorization": f"Bearer {other}"}) as c:
+        denied = await c.call_tool("get_decisions", {"workspace": KEY})
         assert denied.structured_content["error"]["code"] == "workspace_access_denied"
 
 

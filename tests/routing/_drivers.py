@@ -8,15 +8,17 @@ one client can vary them call by call.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import uvicorn
-from mcp import Client, types
+from mcp import Client, MCPError, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
@@ -62,6 +64,14 @@ class ThreadedUvicorn:
         self.sock.close()
 
 
+@dataclass
+class HttpRefusal:
+    """A call whose HTTP request was refused before the MCP layer (the server's JSON-RPC error body)."""
+
+    message: str
+    is_error: bool = True
+
+
 class Driver:
     def __init__(self, client: Client, per_call: dict[str, str | None] | None = None) -> None:
         self.client = client
@@ -69,18 +79,27 @@ class Driver:
 
     async def call(
         self, tool: str, arguments: dict[str, Any], *, header: str | None = None, query: str | None = None
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | HttpRefusal:
         if self.per_call is not None:
             self.per_call["header"], self.per_call["query"] = header, query
-        return await self.client.call_tool(tool, arguments)
+        try:
+            return await self.client.call_tool(tool, arguments)
+        except MCPError as exc:  # the SDK surfaces the JSON-RPC error of a non-2xx answer
+            return HttpRefusal(exc.error.message)
 
 
 @contextlib.asynccontextmanager
 async def connect(
-    settings: ServeSettings, *, era: str, roots: Sequence[Path] | None, wire: str = "streamable"
+    settings: ServeSettings,
+    *,
+    era: str,
+    roots: Sequence[Path] | None,
+    wire: str = "streamable",
+    token: str | None = None,
 ) -> AsyncIterator[Driver]:
     """A client of a server built from `settings`, in memory for stdio and over real HTTP for http
-    (Streamable HTTP at /mcp, or with `wire="sse"` the legacy HTTP+SSE transport at /sse)."""
+    (Streamable HTTP at /mcp, or with `wire="sse"` the legacy HTTP+SSE transport at /sse), sending
+    `token` as its bearer token."""
     runtime = build_runtime(settings)
     try:
         server = build_server(runtime)
@@ -91,6 +110,13 @@ async def connect(
         per_call: dict[str, str | None] = {"header": None, "query": None}
 
         async def apply(request: httpx2.Request) -> None:
+            if token is not None:
+                request.headers["Authorization"] = f"Bearer {token}"
+            # A real client sends the same headers on every request; this one varies them per call, so
+            # only the call's own request carries them, never the connection's start-up (the initialized
+            # notification, the GET stream), which may go out while the first call is made.
+            if not _is_tool_call(request):
+                return
             if per_call["header"] is not None:
                 request.headers["X-Workspace-Id"] = per_call["header"]
             if per_call["query"] is not None:
@@ -122,3 +148,12 @@ async def connect(
                 yield Driver(client, per_call)
     finally:
         runtime.close()
+
+
+def _is_tool_call(request: httpx2.Request) -> bool:
+    if request.method != "POST":
+        return False
+    try:
+        return bool(json.loads(request.content).get("method") == "tools/call")
+    except (ValueError, AttributeError):
+        return False

@@ -204,6 +204,10 @@ class Server:
     require_explicit: bool
     cwd: str  # slot (stdio)
     env: str | None  # slot for CLAUDE_PROJECT_DIR (stdio)
+    # HTTP under --auth with access rules: the slots whose trees (`slot/**`) the client's principal may
+    # write; None: no auth. A workspace outside them is a 403 when the request's header or query
+    # chooses it, and a `workspace_access_denied` tool error when the call names it.
+    grants: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -230,6 +234,7 @@ class Expect:
     root: Path | None = None
     source: str | None = None
     codes: set[str] = field(default_factory=set)  # refused with one of these codes when root is None
+    forbidden: bool = False  # answered HTTP 403 before the MCP layer (the request chose a forbidden workspace)
 
 
 @dataclass
@@ -253,6 +258,46 @@ class Oracle:
         return [Path(os.path.realpath(self.u.path(s))) for s in self.client.roots if self.u.path(s).is_dir()]
 
     def expect(self, call: Call, state: State) -> Expect:
+        if self._forbidden_by_request(call):
+            return Expect(forbidden=True)
+        expect = self._expect_guarded(call, state)
+        if expect.root is not None and not self.may_use(expect.root):
+            return Expect(codes={"workspace_access_denied"})
+        return expect
+
+    # ------------------------------------------------------------------ access (HTTP under --auth)
+
+    def may_use(self, path: Path) -> bool:
+        grants = self.server.grants
+        return grants is None or any(within(path, self.u.path(g)) for g in grants)
+
+    def _forbidden_by_request(self, call: Call) -> bool:
+        """Whether the header or the query chooses a workspace the principal may not use: each is
+        checked at the root the server would resolve it to without the client's roots (it does not
+        know them yet), or, when that fails, at the canonical path it names, existing or not."""
+        if self.server.grants is None or self.server.transport != "http":
+            return False
+        for selector in (call.header, call.query):
+            if selector is None:
+                continue
+            path = _decoded(self.u.value(*selector))
+            if path is None:
+                continue  # not a path: the call says what is wrong
+            real = Path(os.path.realpath(path))
+            root = nearest_project(real, self.allow, self.u.home) if real.is_dir() else None
+            if root is None or not self._passes_guards(root):
+                root = real
+            if not self.may_use(root):
+                return True
+        return False
+
+    def _passes_guards(self, root: Path) -> bool:
+        u = self.u
+        if is_denied(root, u.home) or within(root, u.data_dir):
+            return False
+        return not self.allow or any(within(root, a) for a in self.allow)
+
+    def _expect_guarded(self, call: Call, state: State) -> Expect:
         if call.alias is not None:
             return Expect(codes={"unknown_argument"})
         write = call.op == "write"
@@ -321,14 +366,20 @@ class Oracle:
         return Expect(codes={"workspace_unresolved"})
 
     def _canonical(self, value: str) -> Path | None:
-        if value.startswith("file://"):
-            from urllib.parse import unquote, urlparse
-
-            value = unquote(urlparse(value).path)
-        if not value.startswith("/"):
+        path = _decoded(value)
+        if path is None:
             return None
-        real = Path(os.path.realpath(value))
+        real = Path(os.path.realpath(path))
         return real if real.is_dir() else None
+
+
+def _decoded(value: str) -> Path | None:
+    """The absolute path a value names (a path or a file:// URI), or None when it names none."""
+    if value.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        value = unquote(urlparse(value).path)
+    return Path(value) if value.startswith("/") else None
 
 
 def nearest_root(root: Path, oracle: Oracle) -> Path:

@@ -9,7 +9,10 @@ source. After every call:
   roots, and never in the data directory;
 - it is the workspace the rules give for the value that won (nearest project, bounded search);
 - a write is found in that workspace's store and in no other (every store file is opened);
-- a refusal carries the code of a rule that refuses it.
+- a refusal carries the code of a rule that refuses it;
+- over Streamable HTTP under --auth with access rules, a workspace outside the principal's grants
+  is never served: a 403 before the MCP layer when the request's header or query chooses it, a
+  `workspace_access_denied` tool error when the call names it.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
+from homeport.files.tokens import TokenStore
 from homeport.server import ServeSettings
 
-from ._drivers import connect
+from ._drivers import HttpRefusal, connect
 from ._universe import (
     LINKS,
     MARKABLE,
@@ -51,6 +55,13 @@ VALUES = st.one_of(
     st.tuples(ANY_SLOT, st.sampled_from(VALUE_FORMS)),
 )
 CODE = re.compile(r"\[([a-z_]+)\]\s*$")
+# Trees an access rule may give the principal (write access to `slot/**`).
+GRANTS = st.lists(
+    st.sampled_from(["allowed", "app", "app_sub", "app2", "mono", "mono_a", "plain", "outside_proj", "data"]),
+    max_size=3,
+    unique=True,
+).map(tuple)
+PRINCIPAL = "ada"
 
 
 @st.composite
@@ -79,6 +90,10 @@ def scenarios(draw: st.DrawFn) -> tuple[dict[str, str | None], Server, ClientSpe
     allow_choices: list[tuple[str, ...]] = [("allowed",), ("app", "mono")]
     if transport == "stdio":
         allow_choices.append(())
+    wire = draw(st.sampled_from(["streamable", "sse"])) if transport == "http" else "streamable"
+    # The SDK's SSE client cannot go on after a refused POST, so access rules are drawn over Streamable
+    # HTTP; tests/e2e/test_workspace_403.py has SSE's 403s.
+    grants = draw(st.none() | GRANTS) if wire == "streamable" and transport == "http" else None
     server = Server(
         transport=transport,
         allow=draw(st.sampled_from([allow_choices[0], *allow_choices])),
@@ -86,6 +101,7 @@ def scenarios(draw: st.DrawFn) -> tuple[dict[str, str | None], Server, ClientSpe
         require_explicit=draw(st.booleans()),
         cwd=draw(st.sampled_from(list(SLOTS))),
         env=draw(st.none() | LIKELY_SLOT | ANY_SLOT) if transport == "stdio" else None,
+        grants=grants,
     )
     roots = draw(
         st.none()
@@ -93,7 +109,6 @@ def scenarios(draw: st.DrawFn) -> tuple[dict[str, str | None], Server, ClientSpe
         | st.lists(st.sampled_from([*SLOTS, "missing"]), min_size=1, max_size=2, unique=True).map(tuple)
         | st.lists(LIKELY_SLOT, min_size=1, max_size=2, unique=True).map(tuple)
     )
-    wire = draw(st.sampled_from(["streamable", "sse"])) if transport == "http" else "streamable"
     client = ClientSpec(era=draw(st.sampled_from(["auto", "legacy"])), roots=roots, wire=wire)
     return markers, server, client, draw(st.lists(calls(transport), min_size=1, max_size=6))
 
@@ -109,7 +124,21 @@ def settings_for(u: Universe, server: Server) -> ServeSettings:
         client_env={"CLAUDE_PROJECT_DIR": str(u.path(server.env))} if server.env else {},
         data_dir=u.data_dir,
         directory_file=u.base / "directory.toml",
+        auth=server.grants is not None,
+        access_rules_file=u.base / "rules.toml" if server.grants is not None else None,
     )
+
+
+def grant(u: Universe, server: Server) -> str | None:
+    """Write the access rules and a token for the principal (HTTP under --auth); the token."""
+    if server.grants is None:
+        return None
+    rules = "".join(
+        f'[[workspaces]]\nwho = "{PRINCIPAL}"\npaths = ["{u.path(slot)}/**"]\naccess = "write"\n\n'
+        for slot in server.grants
+    )
+    (u.base / "rules.toml").write_text(rules)
+    return TokenStore(u.data_dir / "tokens.json").add(PRINCIPAL)
 
 
 def arguments_for(u: Universe, call: Call, state: State, key: str) -> dict[str, Any]:
@@ -140,7 +169,9 @@ async def run_scenario(markers: dict[str, str | None], server: Server, client: C
         state = State()
         written: dict[Path, set[str]] = {}
         story: list[str] = [f"server={server} client={client} markers={markers}"]
-        async with connect(settings_for(u, server), era=client.era, roots=roots, wire=client.wire) as driver:
+        token = grant(u, server)
+        settings = settings_for(u, server)
+        async with connect(settings, era=client.era, roots=roots, wire=client.wire, token=token) as driver:
             for i, call in enumerate(plan):
                 if call.handle is not None:
                     if not state.handles:
@@ -157,7 +188,8 @@ async def run_scenario(markers: dict[str, str | None], server: Server, client: C
                 )
                 story.append(f"#{i} {call} -> expected {expect}")
                 via = "(handle)" if call.handle is not None else ""
-                event(f"{call.op} {(expect.source or '') + via or 'refused ' + '/'.join(sorted(expect.codes))}")
+                refused = "HTTP 403" if expect.forbidden else "refused " + "/".join(sorted(expect.codes))
+                event(f"{call.op} {(expect.source or '') + via or refused}")
                 check(u, oracle, call, expect, result, key, state, written, "\n".join(story))
     finally:
         u.remove()
@@ -174,6 +206,14 @@ def check(
     written: dict[Path, set[str]],
     story: str,
 ) -> None:
+    if expect.forbidden or isinstance(result, HttpRefusal):
+        assert isinstance(result, HttpRefusal), f"answered {result}, expected HTTP 403\n{story}"
+        assert expect.forbidden, f"HTTP refusal {result.message!r}, expected {expect}\n{story}"
+        assert f"{PRINCIPAL!r} may not use workspace" in result.message, f"{result.message}\n{story}"
+        assert result.message.endswith("[workspace_access_denied]"), f"{result.message}\n{story}"
+        if call.op == "write":
+            assert u.stores_holding(key) == set(), f"refused write {key} landed in {u.stores_holding(key)}\n{story}"
+        return
     text = "\n".join(getattr(part, "text", "") for part in result.content)
     if not result.is_error:
         ws = result.structured_content["workspace"]
@@ -184,6 +224,7 @@ def check(
         if oracle.declared is not None:
             assert any(within(root, r) for r in oracle.declared), f"accepted {root} outside the client's roots\n{story}"
         assert not within(root, u.data_dir), f"accepted the data directory {root}\n{story}"
+        assert oracle.may_use(root), f"accepted {root} outside the principal's grants {oracle.server.grants}\n{story}"
         assert expect.root is not None, f"accepted {ws}, expected a refusal {expect.codes}\n{story}"
         assert (root, ws["source"]) == (expect.root, expect.source), f"landed in {ws}, expected {expect}\n{story}"
         if call.op == "write":
@@ -215,6 +256,9 @@ def _defect(markers: dict[str, str], server: Server, client: ClientSpec, *plan: 
 
 _STDIO = Server("stdio", allow=(), config=None, require_explicit=False, cwd="app2", env=None)
 _HTTP = Server("http", allow=("allowed",), config=None, require_explicit=False, cwd="allowed", env=None)
+_AUTH = Server(
+    "http", allow=("allowed",), config=None, require_explicit=False, cwd="allowed", env=None, grants=("app",)
+)
 
 
 @pytest.mark.slow
@@ -251,6 +295,27 @@ _HTTP = Server("http", allow=("allowed",), config=None, require_explicit=False, 
     _STDIO,
     ClientSpec("legacy", None),
     Call("read", alias=("workspace_id", "app", "plain")),
+)
+# 4. Under access rules: a workspace the request chooses and the principal may not use is a 403 (both
+# eras, header and query, existing or not, before an argument is even looked at); one the call names
+# is a tool error, whatever the request chose.
+@_defect({"app": "git", "app2": "git"}, _AUTH, ClientSpec("legacy", None), Call("write", header=("app2", "plain")))
+@_defect({"app": "git", "app2": "git"}, _AUTH, ClientSpec("auto", None), Call("read", query=("app2", "uri")))
+@_defect({"app": "git"}, _AUTH, ClientSpec("auto", ("app",)), Call("read", header=("app2", "missing")))
+@_defect(
+    {"app": "git", "app2": "git"},
+    _AUTH,
+    ClientSpec("legacy", None),
+    Call("write", alias=("projectRoot", "app", "plain"), header=("app2", "plain")),
+)
+@_defect(
+    {"app": "git", "app2": "git"},
+    _AUTH,
+    ClientSpec("auto", None),
+    Call("write", argument=("app2", "plain"), header=("app", "plain")),
+    Call("use", argument=("app2", "plain")),
+    Call("use", argument=("app", "plain")),
+    Call("write", handle=0, query=("app", "plain")),
 )
 @settings(
     deadline=None,

@@ -27,6 +27,7 @@ from homeport.server.mcp_tools import build_tools
 from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
 from homeport.server.runtime import Runtime
 from homeport.server.settings import ServeSettings
+from homeport.server.workspace_gate import WorkspaceGate
 from homeport.workspace.handles import derive_key
 
 __all__ = ["INSTRUCTIONS", "TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
@@ -230,6 +231,17 @@ def _streamed(route: BaseRoute) -> BaseRoute:
     return Route(route.path, endpoint=_AsgiApp(stream), methods=["GET"])
 
 
+def _gated(route: BaseRoute, runtime: Runtime) -> BaseRoute:
+    """An MCP route (/mcp, /sse, /messages/) with its app behind the workspace gate; others as they are."""
+    path = getattr(route, "path", None)
+    if path not in ("/mcp", SSE_PATH, SSE_MESSAGES):
+        return route
+    if isinstance(route, Mount):
+        return Mount(route.path, app=WorkspaceGate(route.app, runtime))
+    assert isinstance(route, Route)
+    return Route(route.path, endpoint=_AsgiApp(WorkspaceGate(route.app, runtime)), methods=route.methods)
+
+
 class _AsgiApp:
     """Starlette treats a Route endpoint that is not a function as an ASGI app."""
 
@@ -309,6 +321,9 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
     sse_routes = [_streamed(r) for r in sse.router.routes if getattr(r, "path", None) in (SSE_PATH, SSE_MESSAGES)]
     app.router.routes = [*sse_routes, *app.router.routes]
     if settings.auth:
+        # Behind the SDK's authentication (it runs first, as the app's middleware): 403 for a workspace
+        # the request's header or query chooses and its principal may not use.
+        app.router.routes = [_gated(r, runtime) for r in app.router.routes]
         from homeport.server.auth import METADATA_PATH, resource_metadata_routes
 
         # Homeport's own tokens: the SDK's metadata would name an authorization server that does not

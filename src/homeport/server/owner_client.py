@@ -8,7 +8,8 @@ sampling). What remains is one POST with the era's headers and `_meta` envelope,
 JSON body, or with an event stream whose message with our id is the response; both are read. The
 owner's `CallToolResult` comes back as it was sent, errors included: as its JSON (`ToolResult`) to the
 shell, which loads none of the MCP SDK for it, and as the SDK's type (`as_call_tool_result`) where a
-server hands it on to its own client.
+server hands it on to its own client. The owner's 403 for the workspace the call was sent with comes
+back as the tool error that refusal is per call.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from homeport import __version__
+from homeport.errors import WorkspaceAccessDeniedError
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
 from homeport.server.forward_headers import AGENT_HEADER, CLAIMS_HEADER
@@ -224,11 +226,24 @@ def _answer(status: int, content_type: str, text: str) -> ToolResult:
         raise OwnerRefusedError(f"HTTP {status} without a JSON-RPC answer: {text[:200]!r}")
     if "error" in message:
         error = message["error"] if isinstance(message["error"], dict) else {}
+        data = error.get("data")
+        if status == 403 and isinstance(data, dict) and data.get("code") == WorkspaceAccessDeniedError.code:
+            # The owner's 403 for the workspace this call was sent with (`server.workspace_gate`): for
+            # the caller, the tool error the same refusal is when the workspace is named in the call.
+            return _refusal(WorkspaceAccessDeniedError.code, str(error.get("message", "")))
         raise OwnerRefusedError(f"HTTP {status}: {error.get('message', message['error'])}")
     result = message.get("result")
     if status != 200 or not isinstance(result, dict):
         raise OwnerRefusedError(f"HTTP {status} without a result: {text[:200]!r}")
     return result
+
+
+def _refusal(code: str, text: str) -> ToolResult:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"error": {"code": code, "message": text.removesuffix(f" [{code}]")}},
+        "isError": True,
+    }
 
 
 def _sse_response(text: str) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult
 from mcp_types.version import is_version_at_least
@@ -38,7 +39,18 @@ from homeport.server.owner_token import ForwarderToken
 from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
-__all__ = ["LOCAL_PRINCIPAL", "ROOTS_INPUT", "SSE_MESSAGES_PATH", "SSE_PATH", "McpRequest", "forget_roots"]
+__all__ = [
+    "LOCAL_PRINCIPAL",
+    "ROOTS_INPUT",
+    "SSE_MESSAGES_PATH",
+    "SSE_PATH",
+    "WORKSPACE_QUERY",
+    "McpRequest",
+    "claims_of",
+    "forget_roots",
+    "principal_of",
+    "workspaces_chosen",
+]
 
 LOCAL_PRINCIPAL = "local"
 # The legacy HTTP+SSE transport (2024-11-05): the event stream, and where its messages are posted
@@ -90,12 +102,8 @@ class McpRequest:
     @_once
     def principal(self) -> str:
         """The verified bearer token's subject over HTTP with auth; `local` otherwise. Never an argument."""
-        token = get_access_token()
-        if token is None:
-            return LOCAL_PRINCIPAL
-        if isinstance(token, ForwarderToken):
-            return self.agent or LOCAL_PRINCIPAL
-        return token.subject or token.client_id or LOCAL_PRINCIPAL
+        request = self.http_request
+        return principal_of(get_access_token(), request.headers if request is not None else None)
 
     @_once
     def agent(self) -> str | None:
@@ -120,10 +128,8 @@ class McpRequest:
         A call forwarded with this owner's own token carries the claims the front end verified for its
         agent in a header (`server.owner_token`); that header counts with no other token.
         """
-        token = get_access_token()
-        if isinstance(token, ForwarderToken):
-            return forwarded_claims(self.http_request.headers.get(CLAIMS_HEADER))
-        return (token.claims or {}) if token is not None else {}
+        request = self.http_request
+        return claims_of(get_access_token(), request.headers if request is not None else None)
 
     @property
     def client(self) -> tuple[str | None, str | None]:
@@ -172,15 +178,12 @@ class McpRequest:
             InvalidWorkspaceError: an X-Workspace-Id header that is not UTF-8.
         """
         request = self.http_request
-        header = query = None
-        if request is not None:
-            header = _utf8_header(request.headers.get(WORKSPACE_HEADER))
-            query = request.query_params.get(WORKSPACE_QUERY) or None
+        chosen = dict(workspaces_chosen(request)) if request is not None else {}
         return CallInputs(
             principal=self.principal,
             argument=argument,
-            header=header,
-            query=query,
+            header=chosen.get("header"),
+            query=chosen.get("query"),
             session=self._state().get(_SESSION_DEFAULT),
         )
 
@@ -231,6 +234,48 @@ class McpRequest:
 
     def describe(self) -> dict[str, Any]:
         return {"protocol_version": self.ctx.protocol_version, "session": self.has_session}
+
+
+def principal_of(token: AccessToken | None, headers: Mapping[str, str] | None) -> str:
+    """Who a request's verified token names: its subject (or client id); `local` without one.
+
+    A call forwarded with this owner's own token names its agent in a header (`server.owner_token`).
+    """
+    if token is None:
+        return LOCAL_PRINCIPAL
+    if isinstance(token, ForwarderToken):
+        return forwarded_agent(headers.get(AGENT_HEADER) if headers is not None else None) or LOCAL_PRINCIPAL
+    return token.subject or token.client_id or LOCAL_PRINCIPAL
+
+
+def claims_of(token: AccessToken | None, headers: Mapping[str, str] | None) -> Mapping[str, Any]:
+    """The claims a request's verified token carries (a JWT's payload); empty for Homeport's own tokens.
+
+    A call forwarded with this owner's own token carries the claims the front end verified for its
+    agent in a header (`server.forward_headers`).
+
+    Raises:
+        InvalidArgumentError: that header is not a JSON object.
+    """
+    if token is None:
+        return {}
+    if isinstance(token, ForwarderToken):
+        return forwarded_claims(headers.get(CLAIMS_HEADER) if headers is not None else None)
+    return token.claims or {}
+
+
+def workspaces_chosen(request: Any) -> list[tuple[str, str]]:
+    """The workspaces an HTTP request chooses, as (source, value): `header` (X-Workspace-Id, UTF-8),
+    then `query` (?project_path=); the resolver prefers them in that order.
+
+    Raises:
+        InvalidWorkspaceError: an X-Workspace-Id header that is not UTF-8.
+    """
+    chosen = [
+        ("header", _utf8_header(request.headers.get(WORKSPACE_HEADER))),
+        ("query", request.query_params.get(WORKSPACE_QUERY) or None),
+    ]
+    return [(source, value) for source, value in chosen if value]
 
 
 def forget_roots(ctx: Any) -> None:
