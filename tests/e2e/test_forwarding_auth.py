@@ -159,6 +159,9 @@ def test_homeport_status_and_where_work_with_an_auth_owner(auth_owner) -> None:
     assert json.loads(done.stdout)["served_by"]["pid"] == owner.pid
 
 
+_LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+_JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
 GROUP_RULES = """
 [[workspaces]]
 name = "platform team"
@@ -187,9 +190,12 @@ async def test_a_jwt_callers_groups_reach_the_owner_so_group_rules_decide_alike_
             with running_http_server(allow_root=base, cwd=base, log=tmp_path / "f.log", env=env, extra=extra) as front:
 
                 async def call(groups: list[str] | None, tool: str, args: dict) -> object:
+                    # The workspace is named in the call: a refusal is then the per-call tool error
+                    # (chosen by the header, it would be the gate's 403 before the MCP layer).
                     claims = {} if groups is None else {"groups": groups}
                     token = issuer.token("rita", aud=front.mcp_url, **claims)
-                    headers = {"Authorization": f"Bearer {token}", "X-Workspace-Id": str(project)}
+                    headers = {"Authorization": f"Bearer {token}"}
+                    args = {"workspace": str(project), **args}
                     async with http_client(front.mcp_url, mode="auto", headers=headers) as client:
                         return await client.call_tool(tool, args)
 
@@ -204,13 +210,16 @@ async def test_a_jwt_callers_groups_reach_the_owner_so_group_rules_decide_alike_
             token = issuer.token("rita", aud=owner.endpoint + "/mcp")
             headers = {
                 "Authorization": f"Bearer {token}",
-                "X-Workspace-Id": str(project),
                 "X-Homeport-Agent": "rita",
                 "X-Homeport-Claims": json.dumps({"groups": ["platform"]}),
             }
             async with http_client(owner.endpoint + "/mcp", mode="auto", headers=headers) as direct:
-                forged = await direct.call_tool("get_decisions", {})
+                forged = await direct.call_tool("get_decisions", {"workspace": str(project)})
                 assert forged.structured_content["error"]["code"] == "workspace_access_denied"
+            # ... nor at the gate, with the workspace in the header: 403 before the MCP layer.
+            with_header = {**headers, "X-Workspace-Id": str(project), **_JSON_HEADERS}
+            refused = httpx2.post(owner.endpoint + "/mcp", json=_LIST_TOOLS, headers=with_header, timeout=10)
+            assert refused.status_code == 403, refused.text
         finally:
             owner.process.terminate()
             owner.process.wait(timeout=DEADLINE_S)
