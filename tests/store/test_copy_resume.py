@@ -207,11 +207,11 @@ def test_ctrl_c_in_the_cli_says_how_to_resume_and_the_same_command_resumes(
     write = copying_module._write
     calls: list[int] = []
 
-    def pressed_ctrl_c_in_third_batch(conn, batch):
+    def pressed_ctrl_c_in_third_batch(conn, batch, *rest):
         calls.append(len(batch))
         if len(calls) == 3:
             raise KeyboardInterrupt
-        write(conn, batch)
+        write(conn, batch, *rest)
 
     monkeypatch.setattr(copying_module, "_write", pressed_ctrl_c_in_third_batch)
     stopped = CliRunner().invoke(cli, command)

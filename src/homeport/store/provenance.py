@@ -24,7 +24,7 @@ from homeport.store._common import now
 from homeport.store.database import Prepared
 from homeport.store.schema import item_writers
 
-__all__ = ["Writer", "current_writer", "note", "writers_of_versions", "writes_of_items", "writing_as"]
+__all__ = ["Writer", "current_writer", "note", "note_items", "writers_of_versions", "writes_of_items", "writing_as"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,20 @@ def note(conn: Connection, item_type: str, item_id: int, *, version: int | None 
             "written_at": now(),
         },
     )
+
+
+def note_items(conn: Connection, item_type: str, item_ids: Sequence[int]) -> None:
+    """`note` for many new items at once (one executemany): a bulk copy's path."""
+    writer = _WRITER.get()
+    if writer is None or not item_ids:
+        return
+    stamp = now()
+    who = {"principal": writer.principal, "client": writer.client, "client_version": writer.client_version}
+    rows = [
+        {"item_type": item_type, "item_id": i, "version": None, **who, "tool": writer.tool, "written_at": stamp}
+        for i in item_ids
+    ]
+    conn.execute(insert(item_writers), rows)
 
 
 def writers_of_versions(conn: Connection, item_type: str, item_id: int, versions: Sequence[int]) -> dict[int, Writer]:

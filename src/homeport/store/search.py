@@ -27,6 +27,8 @@ __all__ = [
     "filter_conditions",
     "in_list",
     "index_item",
+    "index_items",
+    "index_row",
     "index_rowid",
     "plain_words",
     "search",
@@ -63,19 +65,55 @@ def index_item(
     tags: Sequence[str] = (),
     category: str | None = None,
 ) -> None:
-    rowid = index_rowid(item_type, item_id)
-    tag_text = " ".join(tags)
-    row = {"r": rowid, "t": item_type, "i": item_id, "c": category, "u": updated_at, "ti": title, "b": body}
-    row["g"] = tag_text
+    row = index_row(item_type, item_id, title=title, body=body, updated_at=updated_at, tags=tags, category=category)
     if conn.dialect.name != "sqlite":
-        row.update(fti=fold(title), fb=fold(body), fg=fold(tag_text))
+        row.update(fti=fold(title), fb=fold(body), fg=fold(row["g"]))
         conn.execute(_PG_INDEX, row)
         conn.execute(text(_UNEMBED), {"t": item_type, "i": item_id})
         return
     raw = driver(conn)
-    raw.execute(_UNINDEX, {"r": rowid})
+    raw.execute(_UNINDEX, {"r": row["r"]})
     raw.execute(_UNEMBED, {"t": item_type, "i": item_id})
     raw.execute(_INDEX, row)
+
+
+def index_row(
+    item_type: str,
+    item_id: int,
+    *,
+    title: str,
+    body: str,
+    updated_at: str,
+    tags: Sequence[str] = (),
+    category: str | None = None,
+) -> dict[str, Any]:
+    """The parameters of one item's index entry, for `index_items`."""
+    rowid = index_rowid(item_type, item_id)
+    return {
+        "r": rowid,
+        "t": item_type,
+        "i": item_id,
+        "c": category,
+        "u": updated_at,
+        "ti": title,
+        "b": body,
+        "g": " ".join(tags),
+    }
+
+
+def index_items(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """`index_item` for many items (rows from `index_row`), one executemany per statement: a bulk copy's path."""
+    if not rows:
+        return
+    keys = [{"r": r["r"], "t": r["t"], "i": r["i"]} for r in rows]
+    if conn.dialect.name != "sqlite":
+        conn.execute(text(_UNEMBED), [{"t": k["t"], "i": k["i"]} for k in keys])
+        conn.execute(_PG_INDEX, [{**r, "fti": fold(r["ti"]), "fb": fold(r["b"]), "fg": fold(r["g"])} for r in rows])
+        return
+    raw = driver(conn)
+    raw.executemany(_UNINDEX, [{"r": k["r"]} for k in keys])
+    raw.executemany(_UNEMBED, [{"t": k["t"], "i": k["i"]} for k in keys])
+    raw.executemany(_INDEX, rows)
 
 
 def unindex_item(conn: Connection, item_type: str, item_id: int) -> None:
