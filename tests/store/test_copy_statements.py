@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event
 
+from homeport.errors import InvalidItemError
 from homeport.store import Store, custom_data, decisions, links, patterns, progress, search
 from homeport.store.copying import copy_memory
 from homeport.store.postgres import PostgresStores
@@ -92,3 +93,15 @@ def test_copied_items_are_found_by_search_with_their_tags_and_uids(tmp_path, pg,
     copied = decisions.get_decisions(target, tags_any=["speed"])
     assert [d["summary"] for d in copied] == ["Copy in few statements"]
     assert copied[0]["tags"] == ["db", "Speed"]
+
+
+def test_a_link_to_an_item_missing_from_the_source_is_refused_by_section_and_id(tmp_path, pg, request):
+    source = _source(tmp_path / "src", 1)
+    with source.write() as conn:  # a damaged source: the link's target is gone, the link stayed
+        conn.exec_driver_sql("DELETE FROM item_tags WHERE item_type = 'system_pattern'")
+        conn.exec_driver_sql("DELETE FROM system_patterns")
+    target = pg.get(f"acme/{request.node.name}", create=True)
+    assert target is not None
+    with pytest.raises(InvalidItemError, match=r"links item 1: system_pattern 1 does not exist"):
+        copy_memory(source, target)
+    source.close()

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
-from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.errors import InvalidItemError
 from homeport.store import provenance
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, normalize_tags
@@ -64,7 +64,7 @@ def check_item(section: str, item: dict[str, Any], known: dict[str, set[int]]) -
     """The item's rows, after the checks its module's insert makes (same messages).
 
     Raises:
-        InvalidItemError, ValueTooLargeError, ItemNotFoundError: what inserting the item normally raises.
+        InvalidItemError, ValueTooLargeError: what inserting the item normally raises, or a link to a missing item.
     """
     if section == "links":
         return _checked_link(item, known)
@@ -142,12 +142,16 @@ def _checked_link(item: dict[str, Any], known: dict[str, set[int]]) -> CheckedIt
     ends = [(item["source_type"], item["source_id"]), (item["target_type"], item["target_id"])]
     if ends[0] == ends[1]:
         raise InvalidItemError(f"{ends[0][0]} {ends[0][1]} cannot be linked to itself")
-    for item_type, item_id in ends:  # as items.require_item, against the copied memory
+    # As items.require_item, against the copied memory; refused as invalid (named), not as a failed batch
+    # that a rerun could resume: the source itself is damaged.
+    for item_type, item_id in ends:
         check_type(item_type)
         if item_type in CONTEXT_TYPES and item_id != CONTEXT_ID:
-            raise ItemNotFoundError(f"{item_type} has the single id {CONTEXT_ID}, not {item_id}")
+            raise InvalidItemError(f"{item_type} has the single id {CONTEXT_ID}, not {item_id}")
         if item_id not in known[item_type]:
-            raise ItemNotFoundError(f"{item_type} {item_id} does not exist in the copied memory")
+            raise InvalidItemError(
+                f"{item_type} {item_id} does not exist in the source; remove the link there and copy again"
+            )
     row = {
         "id": item["id"],
         "source_type": ends[0][0],
