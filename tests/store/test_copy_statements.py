@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import event
 
 from homeport.errors import InvalidItemError
-from homeport.store import Store, custom_data, decisions, links, patterns, progress, search
+from homeport.store import Store, custom_data, decisions, links, patterns, progress, provenance, search
 from homeport.store.copying import copy_memory
 from homeport.store.postgres import PostgresStores
 
@@ -104,4 +104,18 @@ def test_a_link_to_an_item_missing_from_the_source_is_refused_by_section_and_id(
     assert target is not None
     with pytest.raises(InvalidItemError, match=r"links item 1: system_pattern 1 does not exist"):
         copy_memory(source, target)
+    source.close()
+
+
+def test_a_copy_made_for_a_named_writer_records_it_for_every_item_as_a_write_does(tmp_path, pg, request):
+    source = _source(tmp_path / "src", 2)
+    target = pg.get(f"acme/{request.node.name}", create=True)
+    assert target is not None
+    with provenance.writing_as(provenance.Writer("alice", tool="copy")):
+        copy_memory(source, target)
+    with target.read() as conn:
+        written = provenance.writes_of_items(conn, "decision", [1, 2, 3])
+        linked = provenance.writes_of_items(conn, "link", [1])
+    assert sorted(written) == [1, 2, 3] and linked
+    assert all(w[0]["principal"] == "alice" and w[0]["tool"] == "copy" for w in [*written.values(), *linked.values()])
     source.close()
