@@ -617,3 +617,19 @@ def test_absolute_and_dotted_paths_inside_the_workspace_are_accepted(pair):
     assert import_memory(store, root, input_dir=str(root / "backups/today"))["counts"]["decisions"] == 2
     os.symlink(root / "backups", root / "inner")
     assert import_memory(store, root, input_dir="inner/again", mode="replace")["mode"] == "replace"
+
+
+def test_replace_forgets_who_wrote_the_items_it_removes(pair):
+    """An item that replace brings in under an id a removed item had is not credited to that item's writer."""
+    from homeport.store import provenance
+
+    (root_a, a), (root_b, b) = pair
+    decisions.log_decision(a, "from the export")
+    export_memory(a, root_a)
+    with provenance.writing_as(provenance.Writer("mallory", tool="log_decision")):
+        decisions.log_decision(b, "local, by mallory")
+    copy_export(root_a, root_b)
+    import_memory(b, root_b, mode="replace")
+    with b.read() as conn:
+        writes = provenance.writes_of_items(conn, "decision", [1])
+    assert [w for w in writes.get(1, []) if w.get("principal") == "mallory"] == []

@@ -50,6 +50,7 @@ from homeport.store.schema import (
     decisions,
     item_tags,
     item_uids,
+    item_writers,
     links,
     progress,
     system_patterns,
@@ -179,7 +180,8 @@ class _DryRun(Exception):
 
 
 def _empty(conn: Connection) -> None:
-    for table in (links, item_tags, item_uids, context_history, contexts, custom_data, system_patterns, decisions):
+    tables = (links, item_tags, item_uids, item_writers, context_history, contexts, custom_data, system_patterns)
+    for table in (*tables, decisions):
         conn.execute(delete(table))
     conn.execute(progress.update().values(parent_id=None))  # any tree shape, even a damaged one with a cycle
     conn.execute(delete(progress))
