@@ -22,10 +22,13 @@ from sqlalchemy import Connection, insert
 from homeport.errors import InvalidItemError
 from homeport.store import provenance
 from homeport.store import search as search_index
-from homeport.store._common import dump_json, normalize_tags
+from homeport.store._common import normalize_tags
+from homeport.store.custom_data import checked_custom_data
 from homeport.store.database import advance_sequence
-from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_json, check_text
+from homeport.store.decisions import checked_decision
+from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import CONTEXT_ID, CONTEXT_TYPES, check_type
+from homeport.store.patterns import checked_pattern
 from homeport.store.progress import _clean as _clean_progress
 from homeport.store.schema import custom_data, decisions, item_tags, item_uids, links, progress, system_patterns
 from homeport.store.uids import new_uid
@@ -70,12 +73,7 @@ def check_item(section: str, item: dict[str, Any], known: dict[str, set[int]]) -
         return _checked_link(item, known)
     stamps = {"created_at": item["created_at"], "updated_at": item["updated_at"]}
     if section == "decisions":
-        summary = (item["summary"] or "").strip()
-        if not summary:
-            raise InvalidItemError("decision summary is empty; say in one line what was decided")
-        check_text(summary, "decision summary", MAX_TITLE_CHARS)
-        check_text(item["rationale"], "decision rationale", MAX_TEXT_CHARS)
-        check_text(item["implementation_details"], "decision implementation_details", MAX_TEXT_CHARS)
+        summary = checked_decision(item["summary"], item["rationale"], item["implementation_details"])
         row = {"id": item["id"], "summary": summary, "rationale": item["rationale"]}
         row |= {"implementation_details": item["implementation_details"], **stamps}
         tags = normalize_tags(item["tags"])
@@ -99,11 +97,7 @@ def check_item(section: str, item: dict[str, Any], known: dict[str, set[int]]) -
         )
         return CheckedItem(section, row | stamps, _uid(item), None, index)
     if section == "system_patterns":
-        name, description = (item["name"] or "").strip(), (item["description"] or "").strip()
-        if not name or not description:
-            raise InvalidItemError("a system pattern needs a non-empty name and description")
-        check_text(name, "system pattern name", MAX_LABEL_CHARS["name"])
-        check_text(description, "system pattern description", MAX_TEXT_CHARS)
+        name, description = checked_pattern(item["name"], item["description"])
         row = {"id": item["id"], "name": name, "name_key": name.casefold(), "description": description, **stamps}
         tags = normalize_tags(item["tags"])
         index = search_index.index_row(
@@ -111,13 +105,8 @@ def check_item(section: str, item: dict[str, Any], known: dict[str, set[int]]) -
         )
         return CheckedItem(section, row, _uid(item), tags, index)
     if section == "custom_data":
-        category, key, value = (item["category"] or "").strip(), (item["key"] or "").strip(), item["value"]
-        if not category or not key:
-            raise InvalidItemError("custom data needs a non-empty category and key")
-        check_text(category, "custom data category", MAX_LABEL_CHARS["category"])
-        check_text(key, "custom data key", MAX_LABEL_CHARS["key"])
-        body = dump_json(value)
-        check_json(value, "custom data value")
+        value = item["value"]
+        category, key, body = checked_custom_data(item["category"], item["key"], value)
         row = {"id": item["id"], "category": category, "key": key, "value": body, **stamps}
         # As custom_data indexes it: canonical text (sorted keys).
         text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -17,7 +17,14 @@ from homeport.store.items import forget_item
 from homeport.store.schema import custom_data
 from homeport.store.uids import assign_uid
 
-__all__ = ["GLOSSARY_CATEGORY", "delete_custom_data", "get_custom_data", "log_custom_data", "upsert_custom_data"]
+__all__ = [
+    "GLOSSARY_CATEGORY",
+    "checked_custom_data",
+    "delete_custom_data",
+    "get_custom_data",
+    "log_custom_data",
+    "upsert_custom_data",
+]
 
 ITEM_TYPE = "custom_data"
 GLOSSARY_CATEGORY = "ProjectGlossary"
@@ -33,6 +40,24 @@ def log_custom_data(store: Store, category: str, key: str, value: Any) -> dict[s
         return upsert_custom_data(conn, category, key, value)
 
 
+def checked_custom_data(category: str | None, key: str | None, value: Any) -> tuple[str, str, str]:
+    """The entry's category and key, stripped, and its value as stored JSON, once they pass the limits
+    (upserts and copies share this).
+
+    Raises:
+        InvalidItemError, ValueTooLargeError: an empty category or key, a field over its limit, a value
+            that is not JSON.
+    """
+    category, key = (category or "").strip(), (key or "").strip()
+    if not category or not key:
+        raise InvalidItemError("custom data needs a non-empty category and key")
+    check_text(category, "custom data category", MAX_LABEL_CHARS["category"])
+    check_text(key, "custom data key", MAX_LABEL_CHARS["key"])
+    body = dump_json(value)
+    check_json(value, "custom data value")
+    return category, key, body
+
+
 def upsert_custom_data(
     conn: Connection,
     category: str,
@@ -44,13 +69,7 @@ def upsert_custom_data(
     updated_at: str | None = None,
 ) -> dict[str, Any]:
     """Create or replace inside an open write transaction (batch writes and imports share this)."""
-    category, key = (category or "").strip(), (key or "").strip()
-    if not category or not key:
-        raise InvalidItemError("custom data needs a non-empty category and key")
-    check_text(category, "custom data category", MAX_LABEL_CHARS["category"])
-    check_text(key, "custom data key", MAX_LABEL_CHARS["key"])
-    body = dump_json(value)
-    check_json(value, "custom data value")
+    category, key, body = checked_custom_data(category, key, value)
     stamp = updated_at or now()
     existing = _FIND.run(conn, {"category": category, "key": key}).fetchone()
     if existing is None:

@@ -18,7 +18,7 @@ from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
 from homeport.store.uids import assign_uid
 
-__all__ = ["delete_decision", "get_decisions", "insert_decision", "log_decision", "update_decision"]
+__all__ = ["checked_decision", "delete_decision", "get_decisions", "insert_decision", "log_decision", "update_decision"]
 
 ITEM_TYPE = "decision"
 
@@ -42,6 +42,21 @@ def log_decision(
         )
 
 
+def checked_decision(summary: str | None, rationale: str | None, implementation_details: str | None) -> str:
+    """The decision's summary, stripped, once its fields pass the limits (inserts and copies share this).
+
+    Raises:
+        InvalidItemError, ValueTooLargeError: an empty summary, or a field over its limit.
+    """
+    summary = (summary or "").strip()
+    if not summary:
+        raise InvalidItemError("decision summary is empty; say in one line what was decided")
+    check_text(summary, "decision summary", MAX_TITLE_CHARS)
+    check_text(rationale, "decision rationale", MAX_TEXT_CHARS)
+    check_text(implementation_details, "decision implementation_details", MAX_TEXT_CHARS)
+    return summary
+
+
 def insert_decision(
     conn: Connection,
     summary: str,
@@ -54,12 +69,7 @@ def insert_decision(
     updated_at: str | None = None,
 ) -> dict[str, Any]:
     """Insert inside an open write transaction (batch writes and imports share this)."""
-    summary = (summary or "").strip()
-    if not summary:
-        raise InvalidItemError("decision summary is empty; say in one line what was decided")
-    check_text(summary, "decision summary", MAX_TITLE_CHARS)
-    check_text(rationale, "decision rationale", MAX_TEXT_CHARS)
-    check_text(implementation_details, "decision implementation_details", MAX_TEXT_CHARS)
+    summary = checked_decision(summary, rationale, implementation_details)
     created = created_at or now()
     updated = updated_at or created
     values = {

@@ -18,7 +18,13 @@ from homeport.store.schema import system_patterns
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
 from homeport.store.uids import assign_uid
 
-__all__ = ["delete_system_pattern", "get_system_patterns", "log_system_pattern", "upsert_system_pattern"]
+__all__ = [
+    "checked_pattern",
+    "delete_system_pattern",
+    "get_system_patterns",
+    "log_system_pattern",
+    "upsert_system_pattern",
+]
 
 ITEM_TYPE = "system_pattern"
 
@@ -35,6 +41,20 @@ def log_system_pattern(
         return upsert_system_pattern(conn, name, description, tags=tags)
 
 
+def checked_pattern(name: str | None, description: str | None) -> tuple[str, str]:
+    """The pattern's name and description, stripped, once they pass the limits (upserts and copies share this).
+
+    Raises:
+        InvalidItemError, ValueTooLargeError: an empty field, or one over its limit.
+    """
+    name, description = (name or "").strip(), (description or "").strip()
+    if not name or not description:
+        raise InvalidItemError("a system pattern needs a non-empty name and description")
+    check_text(name, "system pattern name", MAX_LABEL_CHARS["name"])
+    check_text(description, "system pattern description", MAX_TEXT_CHARS)
+    return name, description
+
+
 def upsert_system_pattern(
     conn: Connection,
     name: str,
@@ -45,11 +65,7 @@ def upsert_system_pattern(
     created_at: str | None = None,
     updated_at: str | None = None,
 ) -> dict[str, Any]:
-    name, description = (name or "").strip(), (description or "").strip()
-    if not name or not description:
-        raise InvalidItemError("a system pattern needs a non-empty name and description")
-    check_text(name, "system pattern name", MAX_LABEL_CHARS["name"])
-    check_text(description, "system pattern description", MAX_TEXT_CHARS)
+    name, description = checked_pattern(name, description)
     stamp = updated_at or now()
     existing = conn.execute(
         select(system_patterns.c.id, system_patterns.c.created_at).where(system_patterns.c.name_key == name.casefold())
