@@ -29,6 +29,7 @@ from homeport.store import (
     search,
     store_path_for,
 )
+from homeport.store.fields import MAX_LABEL_CHARS
 from homeport.store.transfer import _collect, export_memory, import_memory
 
 SECTIONS = ["decisions", "progress", "system_patterns", "custom_data", "product_context", "active_context", "links"]
@@ -123,6 +124,8 @@ def memories(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, An
     """What `write_memory` writes: items of every type with tricky text, a progress forest, deleted ids, links."""
     text = texts(alphabet)
     nonblank = text.filter(lambda s: s.strip())
+    # A status is a short label (at most 64 characters); five tricky pieces can be longer than that.
+    status = nonblank.filter(lambda s: len(s) <= MAX_LABEL_CHARS["status"])
     # U+001F separates aggregated tag lists; tags holding it are refused (tested in test_store).
     tags = st.lists(text.filter(lambda s: "\x1f" not in s), max_size=3)
     values = json_values(text)
@@ -130,7 +133,7 @@ def memories(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, An
         {
             "decisions": st.lists(st.tuples(nonblank, st.none() | text, st.none() | text, tags), max_size=4),
             "deleted_decisions": st.lists(st.integers(0, 3), max_size=2),
-            "progress": st.lists(st.tuples(nonblank, nonblank, st.none() | st.integers(0, 5)), max_size=5),
+            "progress": st.lists(st.tuples(status, nonblank, st.none() | st.integers(0, 5)), max_size=5),
             "patterns": st.lists(
                 st.tuples(nonblank, nonblank, tags), max_size=3, unique_by=lambda p: p[0].strip().casefold()
             ),
