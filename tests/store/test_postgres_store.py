@@ -235,3 +235,29 @@ async def test_the_memory_tools_work_on_a_postgres_store(runtime_factory, projec
         r = await c.call_tool("get_decisions", {"workspace": str(projects["beta"])})
         assert r.structured_content["decisions"] == []
     assert not store_path_for(projects["alpha"]).exists()  # nothing was written beside the project
+
+
+def test_connections_opened_under_concurrent_reads_are_kept_for_the_next_ones(store_postgres_url):
+    """32 agents on one process read at once: the connections a burst opened serve the next burst, instead of
+    all but `pool_size` being closed on return and opened again (a PostgreSQL connection costs milliseconds of
+    CPU on both sides). The ceiling of open connections is unchanged (`pool_size` + 10)."""
+    stores = PostgresStores(store_postgres_url, pool_size=2)
+    store = stores.get(_key(), create=True)
+    assert store is not None
+    burst = 8  # above pool_size, within the ceiling
+
+    def backends() -> set[int]:
+        held = [store.engine.connect() for _ in range(burst)]
+        try:
+            return {conn.execute(text("select pg_backend_pid()")).scalar_one() for conn in held}
+        finally:
+            for conn in held:
+                conn.close()
+
+    try:
+        first = backends()
+        assert len(first) == burst
+        assert backends() == first
+        assert stores.engine.pool.size() + stores.engine.pool._max_overflow == 2 + 10
+    finally:
+        stores.close()

@@ -52,6 +52,9 @@ def shown_url(url: str) -> str:
         return "<unparsable store URL>"
 
 
+_BURST = 10  # connections beyond pool_size that concurrent calls may open (the former max_overflow)
+
+
 def engine_for(url: str, *, pool_size: int = 5) -> Engine:
     """An engine on the PostgreSQL database at `url` (postgresql://, postgres:// or postgresql+psycopg://).
 
@@ -68,7 +71,11 @@ def engine_for(url: str, *, pool_size: int = 5) -> Engine:
             "without --store each workspace keeps its own SQLite file"
         )
     parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_size=pool_size, max_overflow=10, pool_pre_ping=False, pool_recycle=3600)
+    # At most pool_size + 10 connections, all kept once opened: with SQLAlchemy's overflow (max_overflow=10),
+    # every connection above pool_size was closed on return and opened again by the next burst of calls, a few
+    # milliseconds of CPU each on both sides. Connections are still opened only when calls want them at once.
+    ceiling = pool_size + _BURST
+    return create_engine(parsed, pool_size=ceiling, max_overflow=0, pool_pre_ping=False, pool_recycle=3600)
 
 
 class PostgresStore(Store):

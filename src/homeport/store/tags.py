@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Label, Select, bindparam, delete, func, insert, select
 
 from homeport.store._common import normalize_tags
-from homeport.store.database import Prepared, by_dialect
+from homeport.store.database import ByIds, Prepared
 from homeport.store.schema import item_tags
 
 __all__ = ["filter_by_tags", "set_tags", "split_tags", "tag_list_column", "tags_of"]
@@ -51,7 +51,7 @@ _INSERT_TAG = Prepared(insert(item_tags))
 
 # Built once: only the type and the ids change from call to call, and building the expression
 # (an IN of literal values) cost more than running it (get_context reads the tags of 60 items).
-_TAGS_OF = by_dialect(
+_TAGS_OF = ByIds(
     lambda ids_in: (
         select(item_tags.c.item_id, item_tags.c.tag)
         .where(item_tags.c.item_type == bindparam("type"), ids_in(item_tags.c.item_id))
@@ -64,8 +64,7 @@ def tags_of(conn: Connection, item_type: str, ids: Sequence[int]) -> dict[int, l
     out: dict[int, list[str]] = defaultdict(list)
     if not ids:
         return out
-    rows = conn.execute(_TAGS_OF[conn.dialect.name], {"type": item_type, "ids": list(ids)})
-    for item_id, tag in rows:
+    for item_id, tag in _TAGS_OF.run(conn, {"type": item_type, "ids": ids}):
         out[item_id].append(tag)
     return out
 

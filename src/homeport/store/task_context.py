@@ -25,14 +25,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Select, Table, select
+from sqlalchemy import Connection, select
 
 from homeport.errors import InvalidItemError
 from homeport.store import search as search_index
 from homeport.store._common import load_json
 from homeport.store.contexts import ContextKind, get_context
 from homeport.store.custom_data import GLOSSARY_CATEGORY
-from homeport.store.database import Store, by_dialect
+from homeport.store.database import ByIds, Store
 from homeport.store.schema import custom_data, decisions, progress, system_patterns
 from homeport.store.tags import tags_of
 
@@ -162,12 +162,16 @@ def _recent(conn: Connection) -> list[dict[str, Any]]:
     return [{"type": item_type, "id": item_id} for _, item_type, item_id in found]
 
 
-def _by_ids(table: Table) -> dict[str, Select[Any]]:
-    return by_dialect(lambda ids_in: select(table).where(ids_in(table.c.id)))
+def _by_ids(*columns: Any) -> ByIds:
+    table = columns[0].table
+    return ByIds(lambda ids_in: select(*columns).where(ids_in(table.c.id)))
 
 
 # Built once (the ids are a parameter): building them on every call cost more than running them.
-_DECISIONS, _PATTERNS, _PROGRESS, _CUSTOM = (_by_ids(t) for t in (decisions, system_patterns, progress, custom_data))
+_DECISIONS = _by_ids(decisions.c.id, decisions.c.summary, decisions.c.rationale, decisions.c.implementation_details)
+_PATTERNS = _by_ids(system_patterns.c.id, system_patterns.c.name, system_patterns.c.description)
+_PROGRESS = _by_ids(progress.c.id, progress.c.status, progress.c.description, progress.c.parent_id)
+_CUSTOM = _by_ids(custom_data.c.id, custom_data.c.key, custom_data.c.value)
 
 
 def _texts(conn: Connection, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
@@ -178,26 +182,26 @@ def _texts(conn: Connection, keys: Iterable[tuple[str, int]]) -> dict[tuple[str,
     out: dict[tuple[str, int], str] = {}
     if ids := by_type.get("decision"):
         tags = tags_of(conn, "decision", ids)
-        for row in conn.execute(_DECISIONS[conn.dialect.name], {"ids": ids}):
-            parts = [row.summary]
-            if row.rationale:
-                parts.append(f"why: {row.rationale}")
-            if row.implementation_details:
-                parts.append(f"how: {row.implementation_details}")
-            out["decision", row.id] = " — ".join(parts) + _tag_suffix(tags.get(row.id, []))
+        for item_id, summary, rationale, details in _DECISIONS.run(conn, {"ids": ids}):
+            parts = [summary]
+            if rationale:
+                parts.append(f"why: {rationale}")
+            if details:
+                parts.append(f"how: {details}")
+            out["decision", item_id] = " — ".join(parts) + _tag_suffix(tags.get(item_id, []))
     if ids := by_type.get("system_pattern"):
         tags = tags_of(conn, "system_pattern", ids)
-        for row in conn.execute(_PATTERNS[conn.dialect.name], {"ids": ids}):
-            out["system_pattern", row.id] = f"{row.name}: {row.description}" + _tag_suffix(tags.get(row.id, []))
+        for item_id, name, description in _PATTERNS.run(conn, {"ids": ids}):
+            out["system_pattern", item_id] = f"{name}: {description}" + _tag_suffix(tags.get(item_id, []))
     if ids := by_type.get("progress"):
-        for row in conn.execute(_PROGRESS[conn.dialect.name], {"ids": ids}):
-            parent = f" (under progress {row.parent_id})" if row.parent_id else ""
-            out["progress", row.id] = f"[{row.status}] {row.description}{parent}"
+        for item_id, status, description, parent_id in _PROGRESS.run(conn, {"ids": ids}):
+            parent = f" (under progress {parent_id})" if parent_id else ""
+            out["progress", item_id] = f"[{status}] {description}{parent}"
     if ids := by_type.get("custom_data"):
-        for row in conn.execute(_CUSTOM[conn.dialect.name], {"ids": ids}):
-            value = load_json(row.value)
+        for item_id, key, raw in _CUSTOM.run(conn, {"ids": ids}):
+            value = load_json(raw)
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-            out["custom_data", row.id] = f"{row.key}: {shown}"
+            out["custom_data", item_id] = f"{key}: {shown}"
     return out
 
 
