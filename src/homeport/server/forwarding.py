@@ -69,8 +69,7 @@ class Forwarder:
 
     def anyone_else(self) -> bool:
         """Cheap: does the registry (as last read) name any owner besides this process?"""
-        state = self._current()
-        return any(o.pid != os.getpid() for o in state.owners.values())
+        return _others(self._current())
 
     def served_by(self, root: Path) -> dict[str, Any]:
         """Who serves calls for `root`: this process, or the owner (for where_am_i)."""
@@ -86,38 +85,37 @@ class Forwarder:
     def anyone_else_if_current(self) -> bool | None:
         """`anyone_else()` when the registry as last read is still the file's content (one `stat`, no
         read, no lock); None when the file changed and must be read again (blocking: `anyone_else`)."""
-        try:
-            st = os.stat(self.registry.path)
-        except FileNotFoundError:
-            return False  # as `_current`: no file, no owner
-        except OSError:
-            state = self._state  # unreadable: the last state stands (as `_current`)
-        else:
-            if (st.st_mtime_ns, st.st_size) != self._seen:
-                return None
-            state = self._state
-        return any(o.pid != os.getpid() for o in state.owners.values())
+        state = self._unchanged()
+        return None if state is None else _others(state)
 
-    def _current(self) -> RegistryState:
+    def _unchanged(self) -> RegistryState | None:
+        """The registry as last read while the file is unchanged (one `stat`); None when it must be read.
+        No file: no owner. An unreadable file: the last state stands."""
         try:
             st = os.stat(self.registry.path)
         except FileNotFoundError:
             return RegistryState()
         except OSError:
             return self._state
-        seen = (st.st_mtime_ns, st.st_size)
-        if seen != self._seen:
-            state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
-            if not self.use_daemon:
-                owners = {r: o for r, o in state.owners.items() if not o.endpoint.startswith(UNIX_SCHEME)}
-                state = RegistryState(owners, state.ports)
-            with self._lock:
-                self._state = state
-                # Read after pruning: a prune rewrote the file, and that version is the one we hold.
-                with contextlib.suppress(OSError):
-                    st = os.stat(self.registry.path)
-                    seen = (st.st_mtime_ns, st.st_size)
-                self._seen = seen
+        return self._state if (st.st_mtime_ns, st.st_size) == self._seen else None
+
+    def _current(self) -> RegistryState:
+        state = self._unchanged()
+        if state is not None:
+            return state
+        state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
+        if not self.use_daemon:
+            owners = {r: o for r, o in state.owners.items() if not o.endpoint.startswith(UNIX_SCHEME)}
+            state = RegistryState(owners, state.ports)
+        with self._lock:
+            self._state = state
+            # Stamped after pruning: a prune rewrote the file, and that version is the one we hold (no
+            # stamp: read again next time).
+            seen = None
+            with contextlib.suppress(OSError):
+                st = os.stat(self.registry.path)
+                seen = (st.st_mtime_ns, st.st_size)
+            self._seen = seen
         return self._state
 
     # -- the call
@@ -236,3 +234,8 @@ def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) ->
         f"({type(exc).__name__}: {exc}); nothing is known of the call's outcome. Its registry entry was "
         "pruned if it is gone; call again and it is served by the next owner, or by this process."
     )
+
+
+def _others(state: RegistryState) -> bool:
+    """Whether `state` names an owner besides this process."""
+    return any(o.pid != os.getpid() for o in state.owners.values())
