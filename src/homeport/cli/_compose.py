@@ -75,8 +75,9 @@ def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def store_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """`--store URL` (env HOMEPORT_STORE): the PostgreSQL store `serve` keeps memory in, and that `where`
-    and `doctor` show and check; `help_text` says what the command does with it."""
+    """`--store URL` (env HOMEPORT_STORE): the PostgreSQL store `serve` keeps memory in, that the memory
+    commands use, `where` shows and `migrate` migrates (`doctor` spells the same option out: it loads no
+    module of the CLI at import); `help_text` says what the command does with it."""
     return click.option("--store", "store_url", envvar="HOMEPORT_STORE", metavar="URL", help=help_text)
 
 

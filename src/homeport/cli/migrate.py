@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import click
 
-from homeport.cli._compose import domain_errors, workspace_from_here
+from homeport.cli._compose import domain_errors, store_option, workspace_from_here
 
 __all__ = ["migrate"]
 
 
 @click.command()
-@click.option(
-    "--store",
-    "store_url",
-    envvar="HOMEPORT_STORE",
-    metavar="URL",
-    help="A PostgreSQL store (postgresql://user@host/db): migrate every workspace in it, and create its "
-    "table of workspaces if new (env: HOMEPORT_STORE). Without it: the SQLite store of the workspace here.",
+@store_option(
+    "A PostgreSQL store (postgresql://user@host/db): migrate every workspace in it, and create its "
+    "table of workspaces if new (env: HOMEPORT_STORE). Without it: the SQLite store of the workspace here."
 )
 @domain_errors
 def migrate(store_url: str | None) -> None:
