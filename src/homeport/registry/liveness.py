@@ -3,7 +3,9 @@
 A pid alone can be reused by an unrelated process after a crash, and a port can be taken by
 another server; the instance's own `/healthz` answering with the registered pid is the proof.
 An instance that has claimed its workspaces but is not listening yet counts as live for a short
-start-up grace, as long as its pid runs.
+start-up grace, as long as its pid runs. The grace ends early for an instance this `Liveness` has
+already seen answer: it was listening, so silence now means it stopped (a killed process can keep
+its pid for a moment while the kernel tears it down, and must not pass for one still starting).
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def pid_running(pid: int) -> bool:
 
 
 class Liveness:
-    """`Liveness()(owner)`: the endpoint answers with the owner's pid, or the owner is still starting."""
+    """`Liveness()(owner)`: the endpoint answers with the owner's pid, or the owner is still starting
+    (and has not answered this `Liveness` before)."""
 
     def __init__(
         self,
@@ -114,10 +117,16 @@ class Liveness:
         self.timeout = timeout
         self.startup_grace = startup_grace
         self.clock = clock
+        self._listened: set[tuple[int, str]] = set()  # (pid, endpoint) seen answering
 
     def __call__(self, owner: Owner) -> bool:
         answered = healthz_pid(owner.endpoint, self.timeout)
+        seen = (owner.pid, owner.endpoint)
         if answered is not None:
+            if answered == owner.pid:
+                self._listened.add(seen)
             return answered == owner.pid
+        if seen in self._listened:
+            return False
         starting = self.clock() - owner.started_at < self.startup_grace
         return starting and pid_running(owner.pid)
