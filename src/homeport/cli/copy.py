@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from homeport.cli._compose import domain_errors
-from homeport.errors import ConfigError
+from homeport.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from homeport.store import Store
@@ -40,8 +43,9 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
       homeport copy --from postgresql://homeport@db/homeport --key /srv/src/shop --to sqlite:.
 
     Ids, uids, tags, links and context history are kept. Items are written in batches of a few hundred,
-    each committed with a checkpoint in the target; if the copy stops (Ctrl-C, a lost connection), run
-    the same command again and it resumes after the last committed batch. If the source changed in
+    each committed with a checkpoint in the target; if the copy stops (Ctrl-C, which lets the batch being
+    written commit first, or a lost connection), run the same command again and it resumes after the last
+    committed batch. If the source changed in
     between, the partial copy is discarded and the copy starts over (it says so). At the end the target
     is read back: the counts and a SHA-256 of the whole memory must match the source. Until then the
     target workspace is refused to servers and commands ("holds an unfinished copy").
@@ -56,16 +60,22 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
         raise click.UsageError("copying between two PostgreSQL stores needs --key")
     opened: list[Any] = []
     shown = _ProgressDisplay(Console(stderr=True))
+    dst = None
     try:
         src = _open(source, workspace_key, create=False, opened=opened)
         if src is None:
             raise ConfigError(f"{source} holds no memory for {workspace_key}; nothing to copy")
         dst = _open(target, workspace_key, create=True, opened=opened)
         assert dst is not None
-        with shown:
-            result = copy_memory(src, dst, replace=replace, progress=shown.update)
+        with shown, _StopBetweenBatches() as stop:
+
+            def progress(state: CopyProgress) -> None:
+                shown.update(state)
+                stop.check()
+
+            result = copy_memory(src, dst, replace=replace, progress=progress)
     except KeyboardInterrupt:
-        where = f"{shown.state.committed} of {shown.state.total} items are" if shown.state else "what was committed is"
+        where = _kept(dst, shown)
         again = " ".join(
             ["homeport copy --from", _shown(source), "--to", _shown(target), *(["--key", key] if key else [])]
         )
@@ -79,6 +89,50 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
     click.echo(
         f"copied {result['items']} items ({sections or 'none'}); sha256 {result['checksum'][:16]} matches{resumed}"
     )
+
+
+class _StopBetweenBatches:
+    """Ctrl-C stops the copy after the batch being written has committed, not inside a statement: cut
+    there, the database driver can be left unable to run the next one (psycopg: "cannot exit pipeline
+    mode while busy"), and the copy would end in a store error instead of its resume message. A second
+    Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _StopBetweenBatches:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._interrupted)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _interrupted(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Raises: KeyboardInterrupt: Ctrl-C was pressed since the copy began."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+
+def _kept(target: Any, shown: _ProgressDisplay) -> str:
+    """What an interrupted copy kept, as its target's checkpoint says: Ctrl-C can land between a batch's
+    commit and the count shown, and the message must name what the next run resumes from."""
+    from homeport.store.copy_state import read_checkpoint
+
+    if target is not None:
+        with contextlib.suppress(StoreError):  # the interrupt may have broken the connection: the count shown
+            with target.read() as conn:
+                found = read_checkpoint(conn)
+            if found is not None:
+                return f"{found.done} of {found.total} items are"
+    return f"{shown.state.committed} of {shown.state.total} items are" if shown.state else "what was committed is"
 
 
 class _ProgressDisplay:
