@@ -318,3 +318,43 @@ async def test_use_workspace_over_http_auto_returns_a_handle_but_binds_nothing(s
     assert used["bound_to_session"] is False
     assert "no workspace" in error_text(without)
     assert where(with_handle) == (str(project), "argument")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_write_waiting_for_another_process_stalls_no_other_client_and_is_written_once(
+    server: HttpServer, mode: str
+) -> None:
+    # Memory calls run on the server's event loop; one that would wait there (here: for the write lock
+    # another process holds) must go to a worker thread, so that every other client is still served.
+    project, other = new_project(server, "locked"), new_project(server, "elsewhere")
+    async with (
+        http_client(server.mcp_url, mode=mode, headers={"X-Workspace-Id": str(project)}) as writer,
+        http_client(server.mcp_url, mode=mode, headers={"X-Workspace-Id": str(other)}) as reader,
+    ):
+        ok(await writer.call_tool("log_decision", {"summary": "before the lock"}))  # the store is open
+        ok(await reader.call_tool("log_decision", {"summary": "another project"}))
+        holder = sqlite3.connect(store_file(project), isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process's write, in progress
+        outcome: dict[str, object] = {}
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def waiting_write() -> None:
+                    outcome["write"] = await writer.call_tool("log_decision", {"summary": "waited for the lock"})
+
+                tg.start_soon(waiting_write)
+                await anyio.sleep(0.5)  # the write has reached the lock
+                with anyio.fail_after(10):  # far below the store's 30 s busy timeout
+                    same_store = ok(await writer.call_tool("get_decisions", {}))
+                    other_store = ok(await reader.call_tool("log_decision", {"summary": "written meanwhile"}))
+                assert "write" not in outcome  # still waiting: everything above was served meanwhile
+                holder.execute("ROLLBACK")
+        finally:
+            if holder.in_transaction:
+                holder.execute("ROLLBACK")
+            holder.close()
+        after = ok(await writer.call_tool("get_decisions", {}))
+    assert [d["summary"] for d in same_store["decisions"]] == ["before the lock"]
+    assert other_store["workspace"]["root"] == str(other)
+    assert where(outcome["write"]) == (str(project), "header")
+    assert [d["summary"] for d in after["decisions"]] == ["waited for the lock", "before the lock"]

@@ -46,6 +46,7 @@ from homeport.server.runtime import Runtime, tool_result
 from homeport.server.secret_gate import SecretGate
 from homeport.server.team import goes_to_team
 from homeport.store import Store
+from homeport.store.loop_calls import MustWait, may_wait, on_loop
 from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
 
@@ -143,6 +144,7 @@ class Call:
             LogicalWorkspaceError: the workspace is a logical key, which has no directory to read.
         """
         assert self.workspace is not None, "a tool that needs a workspace was declared without one"
+        may_wait("the project's own files")  # reading or writing them is never done on the event loop
         if self.workspace.logical_key is not None:
             raise LogicalWorkspaceError(
                 f"{self.tool or 'this tool'} needs the project's own directory (its files or its database) and is "
@@ -172,6 +174,8 @@ class CallPipeline:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._threaded = runtime.settings.transport == "http"
+        # A PostgreSQL store waits on the network for every statement: its calls always go to a thread.
+        self._store_on_loop = runtime.stores.postgres is None
 
     async def call(self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest) -> dict[str, Any] | Any:
         """Run `spec` with validated `arguments` for an MCP request.
@@ -193,10 +197,17 @@ class CallPipeline:
             forwarded, checked = await self._forward(spec, arguments, request, inputs)
             if forwarded is not None:
                 return forwarded
-        if self._threaded:
-            return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs, checked)
-        # stdio: one client, and a thread hop would cost more than most reads.
-        return self.execute(spec, arguments, request, inputs, checked)
+        if not self._threaded:  # stdio: one client, and a thread hop would cost more than most reads
+            return self.execute(spec, arguments, request, inputs, checked)
+        if spec.needs is Needs.STORE and self._store_on_loop:
+            # A memory call on SQLite runs here on the loop unless a step of it could wait (`loop_calls`):
+            # then, before it has changed anything, it is run again from the start on a worker thread.
+            try:
+                with on_loop():
+                    return self.execute(spec, arguments, request, inputs, checked)
+            except MustWait:
+                pass
+        return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs, checked)
 
     async def _forward(
         self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs

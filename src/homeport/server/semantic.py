@@ -20,6 +20,7 @@ from homeport.embedding.model import Embedder, load_embedder, unavailable_reason
 from homeport.errors import SemanticSearchUnavailableError
 from homeport.store import Store
 from homeport.store import search as word_search
+from homeport.store.loop_calls import may_wait
 
 __all__ = ["SEARCH_MODES", "SearchMode", "SemanticSearch"]
 
@@ -106,6 +107,8 @@ class SemanticSearch:
         reason = self.unavailable() if mode != "words" else None
         if mode == "semantic" and reason is not None:
             raise SemanticSearchUnavailableError(f"{reason}; or search with mode='words'")
+        if mode != "words" and reason is None and store is not None:
+            may_wait("the model that embeds the query")  # loaded on first use, then a few ms of inference
         if mode == "words" or reason is not None:
             results = word_search.search(store, query, limit=limit, **filters)
             out: dict[str, Any] = {"results": results, "mode_used": "words"}

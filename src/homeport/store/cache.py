@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from homeport.store.database import Store, StoreConnector, store_path_for
+from homeport.store.loop_calls import may_wait
 
 if TYPE_CHECKING:
     from homeport.store.postgres import PostgresStores
@@ -60,6 +61,7 @@ class StoreCache:
             if not create and not store_path_for(root).exists():
                 return None
             open_lock = self._open_locks.setdefault(root, threading.Lock())
+        may_wait("opening the store")  # creating or migrating it takes a file lock; a connection is opened
         with open_lock:  # one thread opens (and migrates) a store; others wait for it
             with self._lock:
                 store = self._stores.get(root)
