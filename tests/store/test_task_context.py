@@ -13,7 +13,7 @@ from homeport.errors import InvalidItemError
 from homeport.store import Store
 from homeport.store.contexts import update_context
 from homeport.store.custom_data import GLOSSARY_CATEGORY, log_custom_data
-from homeport.store.decisions import log_decision
+from homeport.store.decisions import get_decisions, log_decision
 from homeport.store.patterns import log_system_pattern
 from homeport.store.progress import log_progress
 from homeport.store.task_context import ITEM_MAX_TOKENS, estimate_tokens, task_context
@@ -146,3 +146,31 @@ def test_the_labelled_tasks_find_their_answer_within_2000_tokens_among_1000_dist
         store.close()
     # Measured 90% (bench/get_context.py); the floor keeps a regression in ranking or packing from passing.
     assert share >= 0.85, [q["task"] for q in misses]
+
+
+def test_get_context_reads_one_snapshot_in_one_transaction(store, monkeypatch):
+    # Its reads (the two contexts, the ranked searches, the texts) join one read: no write can land
+    # between them, and a PostgreSQL store pays for one transaction, not five.
+    update_context(store, "product", content={"goal": "sell cameras"})
+    log_decision(store, "Use SQLite WAL", rationale="readers never block the writer")
+    opened = []
+    real = store._read_transaction
+
+    def counted():
+        opened.append(1)
+        return real()
+
+    monkeypatch.setattr(store, "_read_transaction", counted)
+    packed = task_context(store, "WAL readers")
+    assert packed["product_context"] is not None and packed["items"]
+    assert len(opened) == 1
+
+
+def test_a_read_inside_a_read_of_the_same_store_joins_it_and_a_later_read_is_new(store):
+    with store.read() as outer, store.read() as inner:
+        assert inner is outer
+    with store.read() as again:
+        with store.read() as inner:
+            assert inner is again
+        log_decision(store, "written while the read is open")  # a write never joins a read
+    assert [d["summary"] for d in get_decisions(store)] == ["written while the read is open"]

@@ -96,6 +96,7 @@ class Store:
         self._max_idle = pool_size
         self._closed = False
         self._write_lock = threading.Lock()
+        self._reading = threading.local()  # the connection of the read open on this thread, for `read` to join
         self._written = False  # by this object: only then does close() checkpoint (see NO_CHECKPOINT_ON_CLOSE)
 
     @classmethod
@@ -154,9 +155,24 @@ class Store:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
-        """A connection for reads (one consistent snapshot for the block)."""
-        with self._transaction("BEGIN", "reading") as conn:
-            yield conn
+        """A connection for reads (one consistent snapshot for the block).
+
+        A read inside another read of this store on the same thread joins it: a call that reads
+        several times inside one `read()` (get_context) sees one snapshot, in one transaction.
+        """
+        joined = getattr(self._reading, "conn", None)
+        if joined is not None:
+            yield joined
+            return
+        with self._read_transaction() as conn:
+            self._reading.conn = conn
+            try:
+                yield conn
+            finally:
+                self._reading.conn = None
+
+    def _read_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._transaction("BEGIN", "reading")
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:

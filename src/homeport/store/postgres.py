@@ -90,14 +90,13 @@ class PostgresStore(Store):
         self._where = f"{shown_url(stores.url)} (workspace {key})"
         self._stores = stores
         self._write_lock = threading.Lock()
+        self._reading = threading.local()
         self._lock_id = _lock_id(schema)
         self._closed = False
         self._written = False
 
-    @contextlib.contextmanager
-    def read(self) -> Iterator[Connection]:
-        with self._transaction(write=False) as conn:
-            yield conn
+    def _read_transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._transaction(write=False)
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:

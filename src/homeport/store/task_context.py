@@ -89,19 +89,21 @@ def task_context(store: Store | None, task: str, *, budget_tokens: int = 2000) -
     if store is None:
         return out
     left = budget_tokens
-    for kind in ("product", "active"):
-        entry = _context_entry(store, kind, min(left, budget_tokens // CONTEXT_SHARE))
-        if entry is not None:
-            out[f"{kind}_context"] = entry
-            left -= entry["tokens"]
-    ranked = _ranked(store, task)
-    why = "match" if ranked else "recent"
+    # One read around all of them: the contexts, the searches and the texts join it (`Store.read`), so
+    # the pack comes from one snapshot, and a PostgreSQL store runs one transaction instead of five.
     with store.read() as conn:
+        for kind in ("product", "active"):
+            entry = _context_entry(store, kind, min(left, budget_tokens // CONTEXT_SHARE))
+            if entry is not None:
+                out[f"{kind}_context"] = entry
+                left -= entry["tokens"]
+        ranked = _ranked(store, task)
         candidates = ranked or _recent(conn)
         texts = _texts(conn, [(c["type"], c["id"]) for c in candidates])
+    why = "match" if ranked else "recent"
     for candidate in candidates:
         text = texts.get((candidate["type"], candidate["id"]))
-        if text is None:  # deleted between the two reads
+        if text is None:  # an id the index holds and its table does not
             continue
         text = _clip(text, min(ITEM_MAX_TOKENS, budget_tokens // CONTEXT_SHARE))
         tokens = estimate_tokens(text)
