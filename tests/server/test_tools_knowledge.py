@@ -33,9 +33,12 @@ class Session:
         return r.content[0].text
 
 
-@pytest.fixture
-def connect(server_factory):
-    server = server_factory()
+# Over stdio a call runs inline; over HTTP a memory call runs on the event loop and leaves it for a worker
+# thread when a step could wait (export and import touch the project's files): every test runs both ways.
+@pytest.fixture(params=["stdio", "http"])
+def connect(request, server_factory, tmp_path):
+    extra = {"transport": "http", "allow_roots": (tmp_path,)} if request.param == "http" else {}
+    server = server_factory(**extra)
 
     def open_session(mode: str) -> Client:
         return Client(server, mode=mode)
