@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from homeport.files.directory import DirectoryFile
-from homeport.files.tokens import TokenStore
-
-from ._serving import Served, serving
 from ._support import clean_env, error_text, free_port, http_client, ok, refused_with_403, stdio_client
+from ._team import KEY, Team, team_clone, team_server
 
 pytestmark = [
     pytest.mark.anyio,
@@ -25,55 +20,19 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 
-KEY = "github.com/acme/api"
-
-
-@dataclass
-class Team:
-    server: Served
-    data: Path
-    token: str
-    tmp: Path
-
-    @property
-    def url(self) -> str:
-        return self.server.base
-
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
-    tmp = tmp_path_factory.mktemp("team")
-    data = tmp / "data"
-    directory = DirectoryFile(data / "directory.toml")
-    directory.add_organization("acme")
-    directory.add_agent("acme", "ada")
-    # On a server of logical workspaces an organization's roots name keys: this one holds github.com/acme/*.
-    directory.add_workspace_root("acme", "/github.com/acme")
-    directory.add_organization("other")
-    directory.add_agent("other", "zed")
-    directory.add_workspace_root("other", "/github.com/other")
-    tokens = TokenStore(data / "tokens.json")
-    token = tokens.add("ada")
-    (tmp / "other-token").write_text(tokens.add("zed"), encoding="utf-8")
-    cwd = tmp / "server"
-    cwd.mkdir()
-    args = ["--logical-workspaces", "--auth", "--data-dir", str(data)]
-    with serving(args, cwd=cwd, log=tmp / "server.log") as server:
-        yield Team(server, data, token, tmp)
+    with team_server(tmp_path_factory.mktemp("team")) as running:
+        yield running
 
 
 def clone(path: Path, origin: str, team_url: str) -> Path:
-    """A git repository with `origin`, whose config sends memory calls to `team_url`, and a local database."""
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    subprocess.run(["git", "remote", "add", "origin", origin], cwd=path, check=True)
-    (path / ".homeport").mkdir()
-    (path / ".homeport" / "config.toml").write_text(
-        f'[team]\nurl = "{team_url}"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
-    )
-    with sqlite3.connect(path / "db.sqlite3") as db:
+    """A team clone (`team_clone`) with a local database of its own."""
+    root = team_clone(path, team_url, origin)
+    with sqlite3.connect(root / "db.sqlite3") as db:
         db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
-    return path.resolve()
+    return root
 
 
 def front_end(root: Path, tmp: Path, token: str | None):

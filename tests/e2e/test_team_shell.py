@@ -9,16 +9,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from homeport.files.directory import DirectoryFile
-from homeport.files.tokens import TokenStore
-
-from ._serving import Served, serving
 from ._support import CLI_BOOT, clean_env, free_port, http_client, ok, stdio_client
+from ._team import KEY, Team, team_clone, team_server
 
 pytestmark = [
     pytest.mark.anyio,
@@ -28,44 +24,13 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 
-KEY = "github.com/acme/api"
 KEYRING_BACKEND = "keyrings.alt.file.PlaintextKeyring"
-
-
-@dataclass
-class Team:
-    server: Served
-    token: str
-
-    @property
-    def url(self) -> str:
-        return self.server.base
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory, store_postgres_url: str) -> Iterator[Team]:
-    tmp = tmp_path_factory.mktemp("team")
-    data = tmp / "data"
-    directory = DirectoryFile(data / "directory.toml")
-    directory.add_organization("acme")
-    directory.add_agent("acme", "ada")
-    directory.add_workspace_root("acme", "/github.com/acme")
-    token = TokenStore(data / "tokens.json").add("ada")
-    (tmp / "server").mkdir()
-    args = ["--logical-workspaces", "--auth", "--data-dir", str(data), "--store", store_postgres_url]
-    with serving(args, cwd=tmp / "server", log=tmp / "server.log") as server:
-        yield Team(server, token)
-
-
-def clone(path: Path, team_url: str, origin: str = "git@github.com:acme/api.git") -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    subprocess.run(["git", "remote", "add", "origin", origin], cwd=path, check=True)
-    (path / ".homeport").mkdir()
-    (path / ".homeport" / "config.toml").write_text(
-        f'[team]\nurl = "{team_url}"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
-    )
-    return path.resolve()
+    with team_server(tmp_path_factory.mktemp("team"), "--store", store_postgres_url) as running:
+        yield running
 
 
 def shell_env(tmp: Path, token: str | None = None, **extra: str) -> dict[str, str]:
@@ -111,7 +76,7 @@ async def decisions_on_the_team_server(team: Team) -> list[str]:
 
 
 async def test_memory_commands_in_a_team_project_write_to_and_read_from_the_team_server(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     env = shell_env(tmp_path, team.token)
     added = homeport("decisions", "add", "ship the shell to the team", "--rationale", "one memory", cwd=root, env=env)
     assert added.returncode == 0, added.stderr
@@ -141,7 +106,7 @@ async def test_memory_commands_in_a_team_project_write_to_and_read_from_the_team
 def test_a_refusal_of_the_team_server_is_the_same_line_and_exit_status_as_a_local_one(team, tmp_path) -> None:
     local = tmp_path / "local"
     (local / ".git").mkdir(parents=True)
-    remote = clone(tmp_path / "api", team.url)
+    remote = team_clone(tmp_path / "api", team.url)
     env = shell_env(tmp_path, team.token)
     here = homeport("progress", "update", "99999", "--status", "DONE", cwd=local, env=env)
     there = homeport("progress", "update", "99999", "--status", "DONE", cwd=remote, env=env)
@@ -156,7 +121,7 @@ def test_a_refusal_of_the_team_server_is_the_same_line_and_exit_status_as_a_loca
 
 def test_an_unreachable_team_server_fails_the_command_naming_it_and_writes_nothing_here(tmp_path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    root = clone(tmp_path / "api", url)
+    root = team_clone(tmp_path / "api", url)
     for args in (["decisions", "add", "lost?"], ["decisions", "add", "lost?", "--no-daemon"], ["search", "x"]):
         done = homeport(*args, cwd=root, env=shell_env(tmp_path, "hp_whatever"))
         assert done.returncode == 1, done.stdout
@@ -166,7 +131,7 @@ def test_an_unreachable_team_server_fails_the_command_naming_it_and_writes_nothi
 
 
 def test_a_wrong_token_is_a_clear_refusal_at_the_shell(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     done = homeport("decisions", "list", cwd=root, env=shell_env(tmp_path, "hp_not_a_token"))
     assert done.returncode == 1
     assert team.url in done.stderr and "HTTP 401" in done.stderr and "token was refused" in done.stderr
@@ -177,7 +142,7 @@ def test_a_wrong_token_is_a_clear_refusal_at_the_shell(team, tmp_path) -> None:
 
 
 async def test_a_token_in_the_keyring_reaches_the_team_server_from_stdio_and_the_shell(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     env = keyring_env(tmp_path)
     store_in_keyring(env, team.url, team.token)
     async with stdio_client(cwd=root, mode="auto", env=env) as client:
@@ -191,7 +156,7 @@ async def test_a_token_in_the_keyring_reaches_the_team_server_from_stdio_and_the
 
 
 async def test_a_wrong_token_in_the_keyring_is_refused_with_401_from_stdio_and_the_shell(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     env = keyring_env(tmp_path)
     store_in_keyring(env, team.url, "hp_stale_token")
     async with stdio_client(cwd=root, mode="auto", env=env) as client:
@@ -203,14 +168,14 @@ async def test_a_wrong_token_in_the_keyring_is_refused_with_401_from_stdio_and_t
 
 
 def test_without_a_token_anywhere_the_error_names_the_variable_and_the_keyring(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     done = homeport("decisions", "list", cwd=root, env=keyring_env(tmp_path))
     assert done.returncode == 1
     assert "HOMEPORT_TEAM_TOKEN" in done.stderr and f"keyring set homeport {team.url}" in done.stderr
 
 
 def test_without_the_keyring_package_the_error_says_how_to_install_it(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     # The keyring extra not installed: `import keyring` fails as it would then.
     boot = "import sys; sys.modules['keyring'] = None; " + CLI_BOOT
     done = subprocess.run(
@@ -229,7 +194,7 @@ def test_without_the_keyring_package_the_error_says_how_to_install_it(team, tmp_
 
 
 def test_where_and_doctor_in_a_team_project_show_the_team_server_and_check_it(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", team.url)
+    root = team_clone(tmp_path / "api", team.url)
     env = shell_env(tmp_path, team.token)
     where = json.loads(homeport("where", "--json", cwd=root, env=env).stdout)
     assert (where["store_kind"], where["store"], where["project_key"]) == ("team", team.url, KEY)
