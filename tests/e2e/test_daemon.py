@@ -24,9 +24,10 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
 DEADLINE_S = 30.0
 
 
-def homeport(state: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def homeport(state: Path, *args: str, cwd: Path, boot: str = CLI_BOOT) -> subprocess.CompletedProcess[str]:
+    """`homeport ARGS` in `cwd` with the registry in `state`, run by the Python program `boot`."""
     return subprocess.run(
-        [sys.executable, "-c", CLI_BOOT, *args],
+        [sys.executable, "-c", boot, *args],
         cwd=cwd,
         env=clean_env(HOMEPORT_STATE_DIR=str(state)),
         capture_output=True,
@@ -182,15 +183,7 @@ def test_a_shell_command_sent_to_the_daemon_loads_none_of_the_mcp_sdk(setup) -> 
     so the MCP SDK (its models alone take longer to import than the call takes) stays unloaded."""
     state, base, project = setup
     assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
-    done = subprocess.run(
-        [sys.executable, "-c", _LOADED_BOOT, "decisions", "add", "sent to the daemon", "--json"],
-        cwd=project,
-        env=clean_env(HOMEPORT_STATE_DIR=str(state)),
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE_S + 10,
-        check=False,
-    )
+    done = homeport(state, "decisions", "add", "sent to the daemon", "--json", cwd=project, boot=_LOADED_BOOT)
     assert done.returncode == 0, done.stderr
     *printed, modules = done.stdout.rstrip("\n").split("\n")
     assert json.loads("\n".join(printed))["workspace"]["source"] == "header"  # the daemon served it
