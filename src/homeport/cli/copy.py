@@ -60,7 +60,7 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
         raise click.UsageError("copying between two PostgreSQL stores needs --key")
     opened: list[Any] = []
     shown = _ProgressDisplay(Console(stderr=True))
-    dst = None
+    dst: Store | None = None
     try:
         src = _open(source, workspace_key, create=False, opened=opened)
         if src is None:
@@ -121,7 +121,7 @@ class _StopBetweenBatches:
             raise KeyboardInterrupt
 
 
-def _kept(target: Any, shown: _ProgressDisplay) -> str:
+def _kept(target: Store | None, shown: _ProgressDisplay) -> str:
     """What an interrupted copy kept, as its target's checkpoint says: Ctrl-C can land between a batch's
     commit and the count shown, and the message must name what the next run resumes from."""
     from homeport.store.copy_state import read_checkpoint

@@ -123,9 +123,9 @@ class Liveness:
         answered = healthz_pid(owner.endpoint, self.timeout)
         seen = (owner.pid, owner.endpoint)
         if answered is not None:
-            if answered == owner.pid:
+            if live := answered == owner.pid:
                 self._listened.add(seen)
-            return answered == owner.pid
+            return live
         if seen in self._listened:
             return False
         starting = self.clock() - owner.started_at < self.startup_grace

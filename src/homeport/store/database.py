@@ -186,14 +186,14 @@ class Store:
             may_wait("the store's write lock, held by another call of this process")
             self._write_lock.acquire()
         try:
-            with self._transaction("BEGIN IMMEDIATE", "writing") as conn:
+            with self._transaction("BEGIN IMMEDIATE", "writing", nowait=on_the_loop()) as conn:
                 yield conn
         finally:
             self._write_lock.release()
         changed()
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str, doing: str) -> Iterator[Connection]:
+    def _transaction(self, begin: str, doing: str, *, nowait: bool = False) -> Iterator[Connection]:
         # The transaction is begun and ended on the driver connection: prepared statements (see
         # `Prepared`) run there directly, and SQLAlchemy, if a block uses it, joins the open transaction
         # (its "begin" event sees one is open) and is committed or rolled back with it.
@@ -205,7 +205,7 @@ class Store:
             if conn is None:
                 conn = self._connector.connect(self.path)
             raw = driver(conn)
-            if begin == "BEGIN IMMEDIATE" and on_the_loop():
+            if nowait:
                 _begin_without_waiting(raw, begin)
             else:
                 raw.execute(begin)
@@ -430,7 +430,7 @@ def _still_open(conn: Connection) -> bool:
 
 
 def _begin_without_waiting(raw: sqlite3.Connection, begin: str) -> None:
-    """`begin` on the event loop: if another process holds the write lock, `may_wait` first (the call
+    """`begin` on the event loop: if another process holds the lock it takes, `may_wait` first (the call
     goes to a thread if it has changed nothing yet), then wait for the lock as off the loop."""
     raw.execute("PRAGMA busy_timeout=0")
     try:
