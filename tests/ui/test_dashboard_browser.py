@@ -113,6 +113,22 @@ def arrive(driver: Any, fragment: str) -> None:
     )
 
 
+def follow(driver: Any, act: Any, fragment: str) -> None:
+    """Do `act` (a click, an Enter) and wait for the page it leads to: the page it left must be gone first.
+
+    Waiting on the URL alone is not enough when the next page has the same address (a login form
+    that answers with itself): the old page would pass for the new one.
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = driver.find_element(By.TAG_NAME, "html")
+    act()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+    arrive(driver, fragment)
+
+
 def shoot(driver: Any, shots: Path, name: str) -> Path:
     path = shots / f"{name}.png"
     height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -169,12 +185,14 @@ def test_a_decision_leads_to_the_item_it_is_linked_to(browser, served, shots):
     from selenium.webdriver.common.by import By
 
     browser.get(served["address"])
-    browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
-    arrive(browser, "type=decision")
+    follow(browser, browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click, "type=decision")
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
     shoot(browser, shots, "decision")
-    browser.find_element(By.CSS_SELECTOR, "#links a.linked-item[href*='type=progress']").click()
-    arrive(browser, "type=progress")
+    follow(
+        browser,
+        browser.find_element(By.CSS_SELECTOR, "#links a.linked-item[href*='type=progress']").click,
+        "type=progress",
+    )
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Build the dashboard"
 
 
@@ -187,13 +205,11 @@ def test_slash_focuses_search_and_results_highlight_the_words(browser, served, s
     ActionChains(browser).send_keys("/").perform()
     search = browser.find_element(By.ID, "search")
     assert browser.switch_to.active_element == search
-    search.send_keys("readers", Keys.ENTER)
-    arrive(browser, "/ui/search")
+    follow(browser, lambda: search.send_keys("readers", Keys.ENTER), "/ui/search")
     marks = browser.find_elements(By.CSS_SELECTOR, ".snippet mark")
     assert marks and marks[0].text.lower() == "readers"
     shoot(browser, shots, "search")
-    browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click()
-    arrive(browser, "/ui/item")
+    follow(browser, browser.find_element(By.LINK_TEXT, "Use SQLite in WAL mode").click, "/ui/item")
     assert browser.find_element(By.CSS_SELECTOR, "h1.item-title").text == "Use SQLite in WAL mode"
 
 
@@ -206,13 +222,11 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     content = browser.find_element(By.ID, "f-content")
     content.clear()
     content.send_keys('{"focus": "Review the dashboard screenshots"}')
-    browser.find_element(By.ID, "save").click()
-    arrive(browser, "/ui/edit")
+    follow(browser, browser.find_element(By.ID, "save").click, "/ui/edit")
     review = browser.find_element(By.CSS_SELECTOR, "pre.diff").text
     assert "Review the dashboard screenshots" in review and "Ship the dashboard this week" in review
     shoot(browser, shots, "edit-review")
-    browser.find_element(By.ID, "confirm-save").click()
-    arrive(browser, "saved=1")
+    follow(browser, browser.find_element(By.ID, "confirm-save").click, "saved=1")
     assert "Saved." in browser.find_element(By.CSS_SELECTOR, ".saved").text
     assert len(browser.find_elements(By.CSS_SELECTOR, "ol.versions > li")) == versions + 1
     newest = browser.find_element(By.CSS_SELECTOR, "ol.versions > li")
@@ -228,12 +242,10 @@ def test_a_correction_is_saved_and_shows_in_the_history(browser, served, shots):
     shoot(browser, shots, "activity-after-edit")
 
     browser.get(f"{origin}/ui/item?ws={root}&type=decision&id={served['items']['pipeline']['id']}")
-    browser.find_element(By.LINK_TEXT, "Delete…").click()
-    arrive(browser, "/ui/delete")
+    follow(browser, browser.find_element(By.LINK_TEXT, "Delete…").click, "/ui/delete")
     assert "cannot be undone" in browser.find_element(By.CSS_SELECTOR, ".confirm").text
     shoot(browser, shots, "delete-confirm")
-    browser.find_element(By.ID, "confirm-delete").click()
-    arrive(browser, "deleted=")
+    follow(browser, browser.find_element(By.ID, "confirm-delete").click, "deleted=")
     assert "Every tool call takes one pipeline" not in browser.find_element(By.ID, "decisions").text
     assert browser.find_element(By.CSS_SELECTOR, ".saved").text.startswith("Deleted decision")
 
@@ -284,17 +296,14 @@ def test_with_auth_a_browser_logs_in_with_a_token_and_gets_a_strict_http_only_co
     assert not browser.get_cookies()
     shoot(browser, shots, "login")
     browser.find_element(By.ID, "token").send_keys("hp_not_a_token")
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "/ui/login")
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click, "/ui/login")
     assert "not valid" in browser.find_element(By.CSS_SELECTOR, ".error").text
     browser.find_element(By.ID, "token").send_keys(served_with_auth["token"])
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "/ui/w")
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click, "/ui/w")
     assert "Use SQLite in WAL mode" in browser.find_element(By.ID, "decisions").text
     assert "ada" in browser.find_element(By.CSS_SELECTOR, ".who").text
     (cookie,) = browser.get_cookies()
     assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
     assert browser.execute_script("return document.cookie") == ""  # out of reach of any script
-    browser.find_element(By.CSS_SELECTOR, ".who button").click()
-    arrive(browser, "/ui/login")
+    follow(browser, browser.find_element(By.CSS_SELECTOR, ".who button").click, "/ui/login")
     assert not browser.get_cookies()
