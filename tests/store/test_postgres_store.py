@@ -6,12 +6,13 @@ import multiprocessing
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
 import pytest
 from mcp import Client
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from homeport.embedding.model import unavailable_reason
 from homeport.errors import StoreTooNewError
@@ -261,3 +262,61 @@ def test_connections_opened_under_concurrent_reads_are_kept_for_the_next_ones(st
         assert stores.engine.pool.size() + stores.engine.pool._max_overflow == 2 + 10
     finally:
         stores.close()
+
+
+def _round_trips(stores: PostgresStores, work: Callable[[], object], tmp_path: Path) -> list[str]:
+    """The round trips `work` makes to the database: every Query or Sync message libpq sends ends one."""
+    from psycopg.pq import Trace
+
+    log = tmp_path / f"libpq-{uuid.uuid4().hex[:6]}.trace"
+    with open(log, "w") as sink:
+
+        def traced(dbapi_conn, record, proxy) -> None:
+            dbapi_conn.pgconn.trace(sink.fileno())
+            dbapi_conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+
+        def untraced(dbapi_conn, record) -> None:
+            dbapi_conn.pgconn.untrace()
+
+        event.listen(stores.engine, "checkout", traced)
+        event.listen(stores.engine, "checkin", untraced)
+        try:
+            work()
+        finally:
+            event.remove(stores.engine, "checkout", traced)
+            event.remove(stores.engine, "checkin", untraced)
+    sent = [line.split("\t") for line in log.read_text().splitlines() if line.startswith("F\t")]
+    return [fields[3].strip() if fields[2] == "Query" else "Sync" for fields in sent if fields[2] in ("Query", "Sync")]
+
+
+def test_a_transaction_begins_in_one_round_trip_with_its_schema_and_lock(postgres_stores, tmp_path):
+    """A call is mostly round trips to the database: BEGIN, the workspace's search_path and a writer's lock
+    travel together, so a read of one statement is three round trips (begin, statement, commit), not four,
+    and a write of one statement three, not five."""
+    store = postgres_stores.get(_key(), create=True)
+    assert store is not None
+
+    def read() -> None:
+        with store.read() as conn:
+            conn.execute(text("SELECT count(*) FROM decisions")).scalar_one()
+
+    def write() -> None:
+        decisions.log_decision(store, "warm up")  # not traced: statements psycopg prepares after five runs differ
+        with store.write() as conn:
+            conn.execute(text("DELETE FROM decisions WHERE id < 0"))
+
+    trips = _round_trips(postgres_stores, read, tmp_path)
+    assert len(trips) == 3, trips
+    assert "BEGIN ISOLATION LEVEL REPEATABLE READ" in trips[0] and store.schema in trips[0]
+    assert trips[2] == '"COMMIT"'
+    trips = _round_trips(postgres_stores, write, tmp_path)[-3:]
+    assert "pg_advisory_xact_lock" in trips[0] and store.schema in trips[0] and trips[2] == '"COMMIT"', trips
+    # Each still reads its own workspace, in one snapshot, and the settings end with the transaction.
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SHOW search_path").scalar() == store.schema
+        assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "repeatable read"
+        assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "force_custom_plan"
+    with postgres_stores.engine.connect() as conn:
+        assert conn.exec_driver_sql("SHOW search_path").scalar() != store.schema
+        assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "auto"
+        assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "read committed"

@@ -133,7 +133,8 @@ class PgVector:
         q = vector_text(query)
         hnsw = not where and window <= _MAX_EF_SEARCH and self._has_index(conn, model, dim)
         if hnsw:
-            # The expression and predicate of the partial index, so the planner can use it.
+            # The expression and predicate of the partial index, so the planner can use it (in a plan made for
+            # this model's name: PostgresStore's transactions force custom plans).
             distance = self.ip(f"v.embedding::{self.type}({dim})", f"CAST(:q AS {self.type}({dim}))")
             conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {max(40, window)}")
         else:
@@ -143,8 +144,6 @@ class PgVector:
         if where:
             join = "JOIN search_index ON search_index.item_type = v.item_type AND search_index.item_id = v.item_id "
         conditions = " AND ".join(["v.model = :m", "v.embedding IS NOT NULL", *where])
-        # force_custom_plan: the partial index matches only a plan made for this model's name.
-        conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
         rows = conn.execute(
             text(
                 f"SELECT v.item_type, v.item_id, v.chunk, {distance} AS d FROM item_vectors v {join}"

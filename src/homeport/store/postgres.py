@@ -4,8 +4,8 @@
 to its schema (`ws_` and 24 hex digits of the key's SHA-256) and the revision it was migrated to.
 Inside a schema the tables are those of a SQLite store, built by the same Alembic migrations, so
 every item module runs unchanged: each transaction starts with `SET LOCAL search_path` to the
-workspace's schema. Why a schema per workspace rather than a workspace column on every table is
-in docs/architecture.md ("The store").
+workspace's schema, sent with its `BEGIN` (and a writer's lock) in one round trip. Why a schema per
+workspace rather than a workspace column on every table is in docs/architecture.md ("The store").
 
 Writers of one workspace are serialised as on SQLite (where `BEGIN IMMEDIATE` does it): a lock per
 store within the process, and a transaction-scoped advisory lock across processes. Migrations take
@@ -92,6 +92,17 @@ class PostgresStore(Store):
         self._write_lock = threading.Lock()
         self._reading = threading.local()
         self._lock_id = _lock_id(schema)
+        # Each transaction's first round trip: BEGIN, this workspace's tables, custom plans (below), and for a
+        # writer the lock that serialises it with every other process's writers. psycopg would send its own BEGIN
+        # as a round trip of its own, then one for each statement after it; a call is mostly these round trips
+        # (a read is three now, four before), so each one saved is CPU on both sides and, to a remote database,
+        # latency. Custom plans: psycopg prepares a statement run five times and PostgreSQL may then plan it
+        # once for every query, a plan that walks the rowid index and tests every row for a full-text or a vector
+        # search (measured at 100,000 items: 43 ms instead of 3), and one that does not match pgvector's partial
+        # index, made for one model's name.
+        settings = f"SET LOCAL search_path TO {schema}; SET LOCAL plan_cache_mode = force_custom_plan"
+        self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}"  # one snapshot, as on SQLite
+        self._begin_write = f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({self._lock_id})"
         self._closed = False
         self._written = False
 
@@ -108,11 +119,10 @@ class PostgresStore(Store):
         doing = "writing" if write else "reading"
         try:
             with self._stores.engine.connect() as conn:
-                if not write:  # one snapshot for the block, as a SQLite read transaction has
-                    conn = conn.execution_options(isolation_level="REPEATABLE READ")
-                conn.exec_driver_sql(f"SET LOCAL search_path TO {self.schema}")
-                if write:
-                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({self._lock_id})")
+                # The driver in autocommit sends no BEGIN of its own; ours opens the transaction, and psycopg's
+                # commit and rollback end it (they send COMMIT or ROLLBACK whenever one is open).
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.exec_driver_sql(self._begin_write if write else self._begin_read)
                 try:
                     yield conn
                     conn.commit()

@@ -366,10 +366,7 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
         f"left(source, {_EDGE}) AS head, right(source, {_EDGE}) AS tail, score FROM found "
         "ORDER BY score DESC, rowid DESC"
     )
-    # psycopg prepares a statement run five times, and PostgreSQL then plans it once for any query: a plan
-    # that walks the rowid index and tests every row, fine for a frequent word and a full scan for a rare
-    # one (measured at 100,000 items: 43 ms instead of 3). Planned for each query's words instead.
-    conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+    # Planned for each query's words, never once for all: PostgresStore's transactions force custom plans.
     rows = conn.execute(sql, params)
     return [
         {
