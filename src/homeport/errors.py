@@ -72,6 +72,7 @@ __all__ = [
     "TeamServerUnavailableError",
     "ToolNotAllowedError",
     "UnknownArgumentError",
+    "UnknownToolError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
     "WorkspaceContainsProjectsError",
@@ -103,6 +104,12 @@ class InvalidArgumentError(HomeportError):
 
 class UnknownArgumentError(InvalidArgumentError):
     code = "unknown_argument"
+
+
+class UnknownToolError(InvalidArgumentError):
+    """A call of a tool this server does not serve (a misspelling, another group's tool, a prefixed name)."""
+
+    code = "unknown_tool"
 
 
 class SecretDetectedError(HomeportError):

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
+
+from homeport.server.catalog import CATALOG, DASHBOARD, GROUPS, unknown_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -97,3 +101,59 @@ def test_unknown_tool_group_is_named():
     assert parse_tool_groups(None) == parse_tool_groups("all")
     with pytest.raises(ConfigError, match="nosuch"):
         parse_tool_groups("memory,nosuch")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_unknown_tool_name_is_answered_with_the_tool_meant_or_the_group_to_serve(
+    server_factory, projects, mode
+):
+    """An agent that misspells a tool, sends its client's prefixed name, or calls a tool of a group this
+    server was started without learns in the error what to call instead, or how to get the tool: not
+    only the SDK's "Unknown tool". The SDK's words stay first, for clients that match on them."""
+    server = server_factory(tool_groups=("workspace", "memory"))
+    async with Client(server, mode=mode) as c:
+
+        async def error(name: str) -> str:
+            result = await c.call_tool(name, {"summary": "Use WAL"})
+            assert result.is_error
+            (content,) = result.content
+            assert content.text.startswith(f"Unknown tool: {name}. "), content.text
+            assert (
+                content.text.endswith(" [unknown_tool]")
+                and result.structured_content["error"]["code"] == "unknown_tool"
+            )
+            return content.text
+
+        assert "Did you mean log_decision?" in await error("log_decisions")
+        assert "Did you mean log_decision?" in await error("mcp__homeport__log_decision")
+        assert "Did you mean get_decisions?" in await error("homeport.get_decisions")
+        files = await error("list_files")
+        assert "tool group files" in files and "--tools workspace,memory,files" in files, files
+        assert "HOMEPORT_TOOLS" in files
+        nothing = await error("open_the_pod_bay_doors")
+        assert "Did you mean" not in nothing and "tools/list" in nothing
+        # The dashboard's tools are served but never offered, in a list or in a suggestion.
+        assert "Did you mean" not in await error("memory_overviews")  # not memory_overview
+        assert "Did you mean" not in await error("mcp__homeport__memory_overview")
+        real = await c.call_tool("log_decision", {"summary": "Use WAL", "workspace": str(projects["alpha"])})
+        assert not real.is_error  # the real name still works
+
+
+@given(
+    name=st.one_of(st.text(max_size=40), st.sampled_from([s.name for s in CATALOG.in_groups((*GROUPS, DASHBOARD))])),
+    prefix=st.sampled_from(["", "mcp__homeport__", "homeport.", "x/"]),
+    groups=st.sets(st.sampled_from(GROUPS), min_size=1),
+)
+def test_the_answer_to_an_unknown_tool_only_ever_names_a_tool_a_client_can_be_offered(name, prefix, groups):
+    called = prefix + name
+    answer = unknown_tool(called, groups)
+    assert answer.startswith(f"Unknown tool: {called}. ")
+    rest = answer[len(f"Unknown tool: {called}. ") :]
+    offered = {s.name for s in CATALOG.in_groups(groups)}
+    if rest.startswith("Did you mean "):
+        assert rest.split()[3].rstrip("?") in offered
+    elif "which this server was started without" in rest:
+        spec = CATALOG[rest.split()[0]]
+        assert spec.group in GROUPS and spec.group not in groups and "--tools " in rest
+    else:
+        assert rest == f"tools/list names the {len(offered)} tools of this server."

@@ -9,8 +9,9 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
-from mcp.server.mcpserver import RequestStateSecurity
+from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.request_state import AESGCMRequestStateCodec
+from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as MCPTool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -18,12 +19,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homeport import __version__
-from homeport.errors import ConfigError
+from homeport.errors import ConfigError, UnknownToolError
 from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-from homeport.server.catalog import CATALOG, DASHBOARD
+from homeport.server.catalog import CATALOG, DASHBOARD, unknown_tool
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
-from homeport.server.mcp_tools import build_tools
+from homeport.server.mcp_tools import build_tools, error_result
 from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
 from homeport.server.runtime import Runtime
 from homeport.server.settings import ServeSettings
@@ -54,10 +55,22 @@ async def _roots_changed(ctx: Any, call_next: Any) -> Any:
 class _Server(MCPServer):
     """The dashboard's tools are served but never listed: a dashboard whose workspace another
     instance owns (the daemon) sends its calls there like any other, and no client pays for their
-    descriptions in its tool list."""
+    descriptions in its tool list. A call of a tool that is not served says what to call instead."""
+
+    def __init__(self, *args: Any, groups: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._groups = groups
+        self._served = {spec.name for spec in CATALOG.in_groups((*groups, DASHBOARD))}
 
     async def list_tools(self) -> list[MCPTool]:
         return [tool for tool in await super().list_tools() if CATALOG[tool.name].group != DASHBOARD]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in self._served:  # the SDK would answer "Unknown tool: NAME" and no more
+            return error_result(UnknownToolError(unknown_tool(name, self._groups)))
+        return await super().call_tool(name, arguments, context)
 
 
 def build_server(runtime: Runtime) -> MCPServer:
@@ -68,6 +81,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         middleware=[_roots_changed],
         log_level="WARNING",
         tools=build_tools(CATALOG.in_groups((*runtime.settings.tool_groups, DASHBOARD)), runtime),
+        groups=runtime.settings.tool_groups,
         **_auth_options(runtime),
         **_request_state_options(runtime),
     )

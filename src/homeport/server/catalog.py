@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +42,7 @@ __all__ = [
     "Scan",
     "ToolCatalog",
     "ToolSpec",
+    "unknown_tool",
 ]
 
 
@@ -222,6 +224,9 @@ class ToolCatalog:
     def __getitem__(self, name: str) -> ToolSpec:
         return self._specs[name]
 
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.in_groups(GROUPS))
 
@@ -236,3 +241,29 @@ class ToolCatalog:
 
 
 CATALOG = ToolCatalog()
+
+
+def unknown_tool(name: str, served: Iterable[str]) -> str:
+    """The answer to a call of a tool this server does not serve, when its tool groups are `served`.
+
+    The SDK's own words first ("Unknown tool: NAME."), then what to do: the tool of another group and how to
+    start the server with it, or the served tool the name was meant to be (a misspelling, or a client's
+    prefixed name such as ``mcp__homeport__log_decision``), or where the names are. Only tools that are
+    listed are ever named: the dashboard's are served but not offered.
+    """
+    import difflib  # only on this error's path
+
+    groups = tuple(g for g in GROUPS if g in set(served))
+    head = f"Unknown tool: {name}."
+    bare = re.split(r"__|[./:]", name)[-1]
+    spec = CATALOG.get(name) or CATALOG.get(bare)
+    if spec is not None and spec.group in GROUPS and spec.group not in groups:
+        wanted = ",".join(g for g in GROUPS if g in {*groups, spec.group})
+        return (
+            f"{head} {spec.name} is in the tool group {spec.group}, which this server was started without (it "
+            f"serves {', '.join(groups)}); start it with `--tools {wanted}` (or HOMEPORT_TOOLS={wanted}) to offer it."
+        )
+    offered = [s.name for s in CATALOG.in_groups(groups)]
+    where = f"tools/list names the {len(offered)} tools of this server."
+    meant = [bare] if bare in offered else difflib.get_close_matches(bare, offered, n=1, cutoff=0.75)
+    return f"{head} Did you mean {meant[0]}? {where}" if meant else f"{head} {where}"
