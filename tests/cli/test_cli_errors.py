@@ -6,6 +6,7 @@ import ast
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from hypothesis import assume, given
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 import homeport
 from homeport.cli import cli
 from homeport.cli._compose import CLI_WORDS, cli_message
+from homeport.cli._lazy import HelpfulGroup
 
 GITHUB_TOKEN = "ghp_" + "x7Gh2kLmQ9" * 3 + "AbCdEf"
 
@@ -194,3 +196,37 @@ def test_usage_errors_exit_2(runner, project, args):
 def test_domain_errors_exit_1_and_success_exits_0(runner, project):
     assert runner.invoke(cli, ["decisions", "list"]).exit_code == 0
     assert runner.invoke(cli, ["decisions", "delete", "7"]).exit_code == 1
+
+
+def _groups(group: click.Group, path: tuple[str, ...] = ("homeport",)) -> list[tuple[tuple[str, ...], click.Group]]:
+    ctx = click.Context(group)
+    found = [(path, group)]
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        if isinstance(sub, click.Group):
+            found += _groups(sub, (*path, name))
+    return found
+
+
+def test_every_command_group_answers_a_mistyped_command_with_what_it_has():
+    """A new group cannot forget: each is a HelpfulGroup, lazy or not."""
+    for path, group in _groups(cli):
+        assert isinstance(group, HelpfulGroup), " ".join(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("decision", "list"), "Did you mean 'decisions'?"),  # a lazy command, imported only when used
+        (("serach", "wal"), "Did you mean 'search'?"),
+        (("decisions", "log", "Use WAL"), "The commands of homeport decisions are add, delete, list;"),
+        (("log_decision", "Use WAL"), "Did you mean 'decisions'?"),
+        (("tokns",), "Did you mean 'tokens'"),
+        (("nothing_like_it",), "The commands of homeport are access, activity, batch,"),
+    ],
+)
+def test_a_mistyped_command_is_answered_with_the_nearest_one_or_the_list(runner, args, says):
+    result = runner.invoke(cli, list(args), prog_name="homeport")
+    assert result.exit_code == 2, result.output
+    assert f"No such command '{args[0] if args[0] != 'decisions' else args[1]}'." in result.output
+    assert says in result.output, result.output

@@ -226,4 +226,5 @@ def test_the_hook_and_doctor_modules_import_only_light_modules_at_load(module):
             top.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             top.add(node.module)
-    assert top <= {"__future__", "json", "os", "shlex", "shutil", "sys", "pathlib", "typing", "dataclasses", "click"}
+    light = {"__future__", "json", "os", "shlex", "shutil", "sys", "pathlib", "typing", "dataclasses", "click"}
+    assert top <= light | {"homeport.cli._lazy"}  # the group class, loaded by `homeport` itself already

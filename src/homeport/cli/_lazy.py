@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import click
 from click.shell_completion import CompletionItem
 
-__all__ = ["LazyCommand", "LazyGroup"]
+__all__ = ["HelpfulGroup", "LazyCommand", "LazyGroup"]
 
 
 class LazyCommand(NamedTuple):
@@ -25,7 +25,41 @@ class LazyCommand(NamedTuple):
     short_help: str
 
 
-class LazyGroup(click.Group):
+class HelpfulGroup(click.Group):
+    """A group that answers a mistyped command with the nearest of its own, or else with all of them.
+
+    click's own answer is "No such command 'x'." (with a suggestion only among the commands it has
+    already imported); `homeport decision list` deserves "Did you mean 'decisions'?", and
+    `homeport decisions log` the three commands there are. Every group of the CLI is one
+    (tests/cli/test_cli_errors.py walks the tree).
+    """
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if not ctx.resilient_parsing and not name.startswith("-") and not self._has(ctx, name):
+            ctx.fail(self.no_such_command(ctx, name))
+        return super().resolve_command(ctx, args)
+
+    def _has(self, ctx: click.Context, name: str) -> bool:
+        normalize = ctx.token_normalize_func
+        return name in self.list_commands(ctx) or (normalize is not None and normalize(name) in self.list_commands(ctx))
+
+    def no_such_command(self, ctx: click.Context, name: str) -> str:
+        import difflib  # only on this error's path
+
+        names = [n for n in self.list_commands(ctx) if not getattr(self.commands.get(n), "hidden", False)]
+        near = difflib.get_close_matches(name, names)
+        if near:
+            return f"No such command {name!r}. Did you mean {' or '.join(repr(n) for n in near)}?"
+        return (
+            f"No such command {name!r}. The commands of {ctx.command_path} are {', '.join(names)}; "
+            f"`{ctx.command_path} --help` says what each does."
+        )
+
+
+class LazyGroup(HelpfulGroup):
     """A `click.Group` whose `lazy_commands` are imported when they are run or asked for help."""
 
     def __init__(self, *args: Any, lazy_commands: Mapping[str, LazyCommand] | None = None, **kwargs: Any) -> None:

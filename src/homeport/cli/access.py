@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from homeport.cli._compose import data_dir_option, default_data_dir, domain_errors
+from homeport.cli._lazy import HelpfulGroup
 from homeport.files.directory import Directory, DirectoryFile
 from homeport.files.tokens import TokenStore
 
@@ -57,7 +58,7 @@ def _show(d: Directory, as_json: bool) -> None:
     Console().print(grants)
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def directory() -> None:
     """The directory of organizations, teams and agents that the file-area policy reads.
 
@@ -164,7 +165,7 @@ def directory_remove_workspace_root(org: str, root: str, data_dir: Path | None, 
     click.echo(f"removed workspace root {absolute} of {org}")
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def tokens() -> None:
     """Bearer tokens for `homeport serve --http --auth`: each names one agent.
 

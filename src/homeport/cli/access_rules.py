@@ -10,12 +10,13 @@ from typing import Any
 import click
 
 from homeport.cli._compose import domain_errors, shell_path
+from homeport.cli._lazy import HelpfulGroup
 from homeport.errors import ConfigError
 
 __all__ = ["access"]
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def access() -> None:
     """Explain the access rules of `homeport serve --http --auth ... --access-rules FILE`.
 

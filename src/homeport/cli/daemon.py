@@ -35,6 +35,7 @@ import click
 
 from homeport import __version__
 from homeport.cli._compose import default_state_dir, domain_errors, serve_settings, shell_path
+from homeport.cli._lazy import HelpfulGroup
 from homeport.cli.ownership import state_dir_option
 from homeport.errors import DaemonError, DaemonRunningError
 from homeport.registry import InstanceRegistry
@@ -101,7 +102,7 @@ class DaemonPaths:
         return healthz(self.endpoint, timeout) if self.socket.exists() else None
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def daemon() -> None:
     """One background Homeport per user, serving every workspace under its roots on a unix socket.
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import click
 
+from homeport.cli._lazy import HelpfulGroup
+
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_TASK",
@@ -235,7 +237,7 @@ _SCOPE = click.option(
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def hooks() -> None:
     """Start an agent's session with the project's context (`homeport context --task`)."""
 

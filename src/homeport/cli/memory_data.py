@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.json import JSON
 from rich.text import Text
 
+from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, json_or_text, memory_tool, parse_json
 from homeport.cli.task_context import show_task_context
@@ -25,7 +26,7 @@ GLOSSARY = data_store.GLOSSARY_CATEGORY
 # -- custom data -------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def data() -> None:
     """Custom data: any JSON value under a category and a key."""
 
@@ -98,8 +99,9 @@ def data_delete(call: ToolCall, category: str, key: str) -> None:
 
 
 @click.group(
+    cls=HelpfulGroup,
     help=f"The project glossary: custom data in the category {GLOSSARY}.\n\n"
-    f"Search it with: homeport search WORDS --category {GLOSSARY}"
+    f"Search it with: homeport search WORDS --category {GLOSSARY}",
 )
 def glossary() -> None:
     pass
@@ -174,7 +176,7 @@ class _JsonObject(click.ParamType):  # type: ignore[type-arg]  # generic only in
             self.fail(exc.message, param, ctx)
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=HelpfulGroup, invoke_without_command=True)
 @click.option("--task", metavar="TEXT", help="Print the context for this task (what get_context returns), as Markdown.")
 @click.option(
     "--budget",

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
+from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line, empty_line, item_table, status, tags, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
 from homeport.store import progress as progress_store
@@ -27,7 +28,7 @@ _STATUSES = ", ".join(progress_store.COMMON_STATUSES)
 # -- decisions ---------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def decisions() -> None:
     """Decisions: what was decided, why, and how it is carried out."""
 
@@ -102,7 +103,10 @@ def _decision_table(console: Console, result: Result) -> None:
 # -- progress ----------------------------------------------------------------------------------
 
 
-@click.group(help=f"Progress: tasks with a status, nested by parent.\n\nCommon statuses: {_STATUSES}; any text works.")
+@click.group(
+    cls=HelpfulGroup,
+    help=f"Progress: tasks with a status, nested by parent.\n\nCommon statuses: {_STATUSES}; any text works.",
+)
 def progress() -> None:
     pass
 
@@ -226,7 +230,7 @@ def _entry_line(entry: Result) -> str:
 # -- system patterns ---------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def patterns() -> None:
     """System patterns: named, reusable ways the project does things."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from homeport.cli._compose import default_data_dir, domain_errors
+from homeport.cli._lazy import HelpfulGroup
 
 __all__ = ["models"]
 
@@ -21,7 +22,7 @@ _DATA_DIR = click.option(
 )
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def models() -> None:
     """The embedding model of search by meaning: `pip install 'homeport[semantic]'`, then `homeport models fetch`.
 
