@@ -10,6 +10,7 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.mcpserver import Context, RequestStateSecurity
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.request_state import AESGCMRequestStateCodec
 from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as MCPTool
@@ -57,10 +58,10 @@ class _Server(MCPServer):
     instance owns (the daemon) sends its calls there like any other, and no client pays for their
     descriptions in its tool list. A call of a tool that is not served says what to call instead."""
 
-    def __init__(self, *args: Any, groups: tuple[str, ...], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._groups = groups
-        self._served = {spec.name for spec in CATALOG.in_groups((*groups, DASHBOARD))}
+    def __init__(self, *args: Any, groups: tuple[str, ...], tools: list[Tool], **kwargs: Any) -> None:
+        super().__init__(*args, tools=tools, **kwargs)
+        self._groups = groups  # the groups served, for the answer to an unknown tool
+        self._served = {tool.name for tool in tools}
 
     async def list_tools(self) -> list[MCPTool]:
         return [tool for tool in await super().list_tools() if CATALOG[tool.name].group != DASHBOARD]
