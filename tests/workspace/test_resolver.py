@@ -242,7 +242,7 @@ def test_project_root_search_stops_at_the_allowed_root(tmp_path, home):
 
 def test_invalid_explicit_candidate_is_an_error_not_a_fallthrough(tmp_path, home):
     a = project(tmp_path, "a")
-    with pytest.raises(InvalidWorkspaceError, match="from argument"):
+    with pytest.raises(InvalidWorkspaceError, match="from the workspace argument"):
         resolver(home, cwd=a).resolve(CallInputs(argument=str(tmp_path / "missing")))
 
 
@@ -250,7 +250,7 @@ def test_require_explicit_refuses_implicit_writes_but_allows_reads(tmp_path, hom
     a = project(tmp_path, "a")
     r = resolver(home, cwd=a, require_explicit=True)
     assert r.resolve(CallInputs()).workspace.source is Source.CWD
-    with pytest.raises(ExplicitWorkspaceRequired, match="came only from cwd"):
+    with pytest.raises(ExplicitWorkspaceRequired, match="came only from the current directory"):
         r.resolve(CallInputs(), write=True)
     assert r.resolve(CallInputs(argument=str(a)), write=True).workspace.source is Source.ARGUMENT
 

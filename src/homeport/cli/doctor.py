@@ -154,7 +154,7 @@ def workspace_check() -> tuple[Path | None, Check]:
         return None, Check(
             "workspace", "fail", exc.message, "run from inside a project, or set HOMEPORT_WORKSPACE to one"
         )
-    return ws.root, Check("workspace", "ok", f"{ws.root} (from {ws.source.value})")
+    return ws.root, Check("workspace", "ok", f"{ws.root} (from {ws.source.said})")
 
 
 def store_check(root: Path, store_url: str | None = None) -> Check:

@@ -167,10 +167,8 @@ def describe_default_workspace(runtime: Runtime) -> str:
             f"no default workspace ({because or 'no source names one'}); each call needs the workspace "
             "argument or client roots, or restart with --workspace DIR"
         )
-    origin = {
-        Source.CONFIG: "--workspace/HOMEPORT_WORKSPACE",
-        Source.CLIENT_ENV: "CLAUDE_PROJECT_DIR" if s.client_env.get("CLAUDE_PROJECT_DIR") else "WORKSPACE_FOLDER_PATHS",
-        Source.CWD: "the current directory",
-    }.get(workspace.source, workspace.source.value)
+    origin = workspace.source.said
+    if workspace.source is Source.CLIENT_ENV:  # which of the client's variables
+        origin = "CLAUDE_PROJECT_DIR" if s.client_env.get("CLAUDE_PROJECT_DIR") else "WORKSPACE_FOLDER_PATHS"
     project = "" if workspace.is_project else "; not a project yet (no .homeport/ or git repository)"
     return f"default workspace {workspace.root} (from {origin}){project}"

@@ -165,7 +165,7 @@ class WorkspaceResolver:
         if self.settings.require_explicit and workspace.source not in EXPLICIT_SOURCES:
             raise ExplicitWorkspaceRequired(
                 f"this server requires an explicit workspace for writes, and {workspace.root} came only "
-                f"from {workspace.source.value}; pass the workspace argument, call use_workspace, or send "
+                f"from {workspace.source.said}; pass the workspace argument, call use_workspace, or send "
                 "X-Workspace-Id"
             )
         if not workspace.is_project:
@@ -174,7 +174,7 @@ class WorkspaceResolver:
             if below:
                 listed = ", ".join(str(p) for p in below)
                 raise WorkspaceContainsProjectsError(
-                    f"{workspace.root} (from {workspace.source.value}) is not a project (no .homeport/ or git "
+                    f"{workspace.root} (from {workspace.source.said}) is not a project (no .homeport/ or git "
                     f"repository) but holds projects: {listed}; pass the one you mean as the workspace, or "
                     f"create {workspace.root}/.homeport/ if this folder is a project of its own"
                 )
@@ -220,13 +220,12 @@ class WorkspaceResolver:
     def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
         if self.settings.logical_root is not None:
             return self._accept_key(value, source)
-        label = label or f"{value!r}"
+        label = label or f"{value!r} (from {source.said})"
         try:
             directory = canonical_directory(value)
         except InvalidWorkspaceError as exc:
-            raise type(exc)(f"{exc.message} (from {source.value})") from None
+            raise type(exc)(f"{exc.message} (from {source.said})") from None
         guard = self.settings.guard
-        label = f"{label} (from {source.value})"
         try:
             found = guard.project_root(directory, client_roots or ())
         except WorkspaceDeniedError as exc:
@@ -245,11 +244,11 @@ class WorkspaceResolver:
         text = value.strip()
         if looks_like_path(text):
             raise InvalidWorkspaceError(
-                f"workspace {value!r} (from {source.value}) is a path, and this server keeps logical workspaces "
+                f"workspace {value!r} (from {source.said}) is a path, and this server keeps logical workspaces "
                 "(--logical-workspaces): name the project by its key, such as github.com/acme/api "
                 "(`homeport where` in the project shows it)"
             )
-        key = validate_key(text, where=f"workspace (from {source.value})")
+        key = validate_key(text, where=f"workspace (from {source.said})")
         return Workspace(
             root=self.settings.logical_root(key),
             source=source,
