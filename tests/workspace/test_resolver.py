@@ -310,3 +310,9 @@ def test_property_a_resolved_workspace_always_lies_inside_the_allowlist(tmp_path
     else:
         assert ws.root == allow_root or allow_root in ws.root.parents
         assert asked == allowed
+
+
+def test_every_source_has_words_for_messages():
+    # A source added without them would fail its first error message with a KeyError.
+    for source in Source:
+        assert source.said and source.said != source.value, source
