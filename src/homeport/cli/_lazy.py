@@ -43,8 +43,9 @@ class HelpfulGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def _has(self, ctx: click.Context, name: str) -> bool:
+        names = self.list_commands(ctx)
         normalize = ctx.token_normalize_func
-        return name in self.list_commands(ctx) or (normalize is not None and normalize(name) in self.list_commands(ctx))
+        return name in names or (normalize is not None and normalize(name) in names)
 
     def no_such_command(self, ctx: click.Context, name: str) -> str:
         import difflib  # only on this error's path

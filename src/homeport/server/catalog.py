@@ -253,15 +253,16 @@ def unknown_tool(name: str, served: Iterable[str]) -> str:
     """
     import difflib  # only on this error's path
 
-    groups = tuple(g for g in GROUPS if g in set(served))
+    wanted = set(served)
+    groups = tuple(g for g in GROUPS if g in wanted)
     head = f"Unknown tool: {name}."
     bare = re.split(r"__|[./:]", name)[-1]
     spec = CATALOG.get(name) or CATALOG.get(bare)
     if spec is not None and spec.group in GROUPS and spec.group not in groups:
-        wanted = ",".join(g for g in GROUPS if g in {*groups, spec.group})
+        more = ",".join(g for g in GROUPS if g in {*groups, spec.group})
         return (
             f"{head} {spec.name} is in the tool group {spec.group}, which this server was started without (it "
-            f"serves {', '.join(groups)}); start it with `--tools {wanted}` (or HOMEPORT_TOOLS={wanted}) to offer it."
+            f"serves {', '.join(groups)}); start it with `--tools {more}` (or HOMEPORT_TOOLS={more}) to offer it."
         )
     offered = [s.name for s in CATALOG.in_groups(groups)]
     where = f"tools/list names the {len(offered)} tools of this server."

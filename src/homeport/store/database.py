@@ -94,6 +94,10 @@ class Store:
         # SQLAlchemy's pool checkout with its reset-on-return; at most `pool_size` wait here (bounded files).
         self._idle: deque[Connection] = deque()
         self._max_idle = pool_size
+        self._init_transactions()
+
+    def _init_transactions(self) -> None:
+        """The state `read` and `write` keep, for every backend (a PostgresStore has no __init__ of ours)."""
         self._closed = False
         self._write_lock = threading.Lock()
         self._reading = threading.local()  # the connection of the read open on this thread, for `read` to join

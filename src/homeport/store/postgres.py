@@ -89,13 +89,12 @@ class PostgresStore(Store):
         self.path = Path(key)  # no file; messages use `where`
         self._where = f"{shown_url(stores.url)} (workspace {key})"
         self._stores = stores
-        self._write_lock = threading.Lock()
-        self._reading = threading.local()
+        self._init_transactions()
         self._lock_id = _lock_id(schema)
         # Each transaction's first round trip: BEGIN, this workspace's tables, custom plans (below), and for a
         # writer the lock that serialises it with every other process's writers. psycopg would send its own BEGIN
         # as a round trip of its own, then one for each statement after it; a call is mostly these round trips
-        # (a read is three now, four before), so each one saved is CPU on both sides and, to a remote database,
+        # (a one-statement read is three), so each one saved is CPU on both sides and, to a remote database,
         # latency. Custom plans: psycopg prepares a statement run five times and PostgreSQL may then plan it
         # once for every query, a plan that walks the rowid index and tests every row for a full-text or a vector
         # search (measured at 100,000 items: 43 ms instead of 3), and one that does not match pgvector's partial
@@ -103,8 +102,6 @@ class PostgresStore(Store):
         settings = f"SET LOCAL search_path TO {schema}; SET LOCAL plan_cache_mode = force_custom_plan"
         self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}"  # one snapshot, as on SQLite
         self._begin_write = f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({self._lock_id})"
-        self._closed = False
-        self._written = False
 
     def _read_transaction(self) -> contextlib.AbstractContextManager[Connection]:
         return self._transaction(write=False)
