@@ -161,3 +161,45 @@ def pgvector_postgres_url() -> Iterator[str]:
     finally:
         run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
         shutil.rmtree(base, ignore_errors=True)
+
+
+class Healthz:
+    """A /healthz on 127.0.0.1 that answers with this process's pid, as a running Homeport's does."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+
+        class Answer(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = json.dumps({"pid": os.getpid()}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = HTTPServer(("127.0.0.1", 0), Answer)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Stop answering (the port is closed); again does nothing."""
+        if not self._stopped:
+            self._stopped = True
+            self._server.shutdown()
+            self._server.server_close()
+            self._thread.join()
+
+
+@pytest.fixture
+def healthz() -> Iterator[Healthz]:
+    answering = Healthz()
+    yield answering
+    answering.stop()

@@ -6,9 +6,7 @@ import json
 import os
 import socket
 import sqlite3
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -127,40 +125,21 @@ def test_a_symlinked_store_fails(project, tmp_path):
 # -- registry ------------------------------------------------------------------------------------
 
 
-class _Healthz(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps({"pid": os.getpid()}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def test_the_registry_shows_live_and_stale_owners_and_is_left_unchanged(project, tmp_path):
-    server = HTTPServer(("127.0.0.1", 0), _Healthz)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        live = Owner(f"http://127.0.0.1:{server.server_address[1]}", os.getpid(), time.time(), "0.1.0")
-        # A dead instance: nothing listens on its port, and it started long ago.
-        stale = Owner(f"http://127.0.0.1:{_free_port()}", 2**22 + 7, time.time() - 3600, "0.1.0")
-        state = RegistryState({"/src/a": live, "/src/b": stale}, {"/src/a": live.port, "/src/b": stale.port})
-        (tmp_path / "state").mkdir()
-        registry = tmp_path / "state" / "registry.json"
-        registry.write_text(encode_state(state))
-        code, checks = doctor()
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_the_registry_shows_live_and_stale_owners_and_is_left_unchanged(project, tmp_path, healthz):
+    live = Owner(healthz.url, os.getpid(), time.time(), "0.1.0")
+    # A dead instance: nothing listens on its port, and it started long ago.
+    stale = Owner(f"http://127.0.0.1:{_free_port()}", 2**22 + 7, time.time() - 3600, "0.1.0")
+    state = RegistryState({"/src/a": live, "/src/b": stale}, {"/src/a": live.port, "/src/b": stale.port})
+    (tmp_path / "state").mkdir()
+    registry = tmp_path / "state" / "registry.json"
+    registry.write_text(encode_state(state))
+    code, checks = doctor()
     check = only(checks, "registry")
     assert check["status"] == "warn" and "1 live, 1 stale" in check["detail"] and "homeport status" in check["fix"]
     assert registry.read_text() == encode_state(state)

@@ -129,35 +129,13 @@ def test_liveness_needs_the_endpoint_to_answer_with_the_same_pid(tmp_path):
     assert not Liveness(timeout=0.2)(gone)
 
 
-def test_an_owner_that_answered_once_and_then_stops_answering_is_not_live_even_while_young(tmp_path):
+def test_an_owner_that_answered_once_and_then_stops_answering_is_not_live_even_while_young(healthz):
     # A killed owner's pid can still run for a moment while the kernel tears it down; the start-up
     # grace is for an owner not listening yet, not for one this process has already seen answer.
-    import http.server
-    import json
-    import threading
-
-    class Health(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps({"pid": os.getpid()}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    owner = Owner(f"http://127.0.0.1:{server.server_address[1]}", os.getpid(), time.time(), "0.1.0")
+    owner = Owner(healthz.url, os.getpid(), time.time(), "0.1.0")
     liveness = Liveness(timeout=0.5)
-    try:
-        assert liveness(owner)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    assert liveness(owner)
+    healthz.stop()
     assert not liveness(owner)  # it answered before: silence now means it is gone
     assert Liveness(timeout=0.5)(owner)  # never seen answering: still within its start-up grace
 
