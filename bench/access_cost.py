@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from homeport.server.access import AccessRulesFile, WorkspaceAccess
+from homeport.core.access import AccessRulesFile, WorkspaceAccess
 from homeport.store import decisions, provenance
 from homeport.store.database import Store
 

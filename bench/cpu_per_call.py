@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
 from adapters import OPS, HomeportLike
 from echo_server import build_echo_server
 
-from homeport.server import ServeSettings, build_runtime, build_server
+from homeport.core import ServeSettings, build_runtime
+from homeport.server import build_server
 
 WARMUP = 20
 # The same five calls as bench/run.py makes of Homeport and the floor.

@@ -123,9 +123,9 @@ def _latencies(fn: Any, tasks: list[str], calls: int) -> list[float]:
 
 def _measure(root: Path, store: Store, tasks: list[str], args: argparse.Namespace) -> tuple[tuple, tuple]:
     """p50 and p95 of the store function and of the tool through the call pipeline."""
-    from homeport.server import ServeSettings, build_runtime
-    from homeport.server.catalog import CATALOG
-    from homeport.server.pipeline import CallPipeline, LocalRequest
+    from homeport.core import ServeSettings, build_runtime
+    from homeport.core.catalog import CATALOG
+    from homeport.core.pipeline import CallPipeline, LocalRequest
 
     runtime = build_runtime(ServeSettings(cwd=Path("/"), workspace=str(root)))
     pipeline, spec, request = CallPipeline(runtime), CATALOG["get_context"], LocalRequest()

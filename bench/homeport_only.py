@@ -121,14 +121,15 @@ def free_port() -> int:
 
 def serve_settings(**kwargs: Any) -> Any:
     """ServeSettings with only the fields this Homeport version has (the settings grow over time)."""
-    from homeport.server import ServeSettings
+    from homeport.core import ServeSettings
 
     names = {f.name for f in fields(ServeSettings)}
     return ServeSettings(**{k: v for k, v in kwargs.items() if k in names})
 
 
 def in_process_server(**settings: Any) -> tuple[Any, Any]:
-    from homeport.server import build_runtime, build_server
+    from homeport.core import build_runtime
+    from homeport.server import build_server
 
     runtime = build_runtime(serve_settings(**settings))
     return runtime, build_server(runtime)

@@ -50,7 +50,8 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from homeport.server import ServeSettings, build_runtime, build_server
+from homeport.core import ServeSettings, build_runtime
+from homeport.server import build_server
 from homeport.store.search import plain_words
 
 HERE = Path(__file__).resolve().parent

@@ -71,7 +71,8 @@ def phase_startup() -> dict[str, Any]:
     start = time.perf_counter()
     from mcp import Client
 
-    from homeport.server import ServeSettings, build_runtime, build_server
+    from homeport.core import ServeSettings, build_runtime
+    from homeport.server import build_server
 
     async def main() -> None:
         runtime = build_runtime(ServeSettings(cwd=Path("/")))
@@ -94,7 +95,8 @@ def phase_writes(count: str, warm: str = "") -> dict[str, Any]:
     import anyio.to_thread
     from mcp import Client
 
-    from homeport.server import ServeSettings, build_runtime, build_server
+    from homeport.core import ServeSettings, build_runtime
+    from homeport.server import build_server
 
     n = int(count)
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,8 +177,8 @@ def phase_search(count: str) -> dict[str, Any]:
     """semantic and auto search p50/p95 over `count` items with synthetic vectors; first (cold) query apart."""
     import numpy as np
 
+    from homeport.core.semantic import SemanticSearch
     from homeport.embedding.model import load_embedder
-    from homeport.server.semantic import SemanticSearch
     from homeport.store import Store
     from homeport.store.database import driver
     from homeport.store.decisions import insert_decision

@@ -12,7 +12,8 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from homeport.server import TOOL_GROUPS, ServeSettings, build_runtime, build_server
+from homeport.core import ServeSettings, build_runtime
+from homeport.server import TOOL_GROUPS, build_server
 
 
 async def size_of(groups: tuple[str, ...]) -> tuple[int, int]:

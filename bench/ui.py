@@ -22,9 +22,10 @@ import anyio
 import httpx2 as httpx
 from _common import RESULTS, machine_description, machine_markdown, md_table, median, percentile
 
+from homeport.cli._compose import dashboard_app
+from homeport.core.runtime import build_runtime
+from homeport.core.settings import ServeSettings
 from homeport.server.app import build_http_app, build_server
-from homeport.server.runtime import build_runtime
-from homeport.server.settings import ServeSettings
 from homeport.store import Store
 from homeport.store.batch import MAX_BATCH, batch_log_items
 from homeport.store.contexts import update_context
@@ -96,7 +97,7 @@ def main() -> None:
             assert store is not None
             seed(store, args.decisions)
             print(f"seeded {args.decisions} decisions in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-            app = build_http_app(build_server(runtime), runtime)
+            app = build_http_app(build_server(runtime), runtime, dashboard=dashboard_app)
             last_page = -(-args.decisions // 25)
             paths = {
                 "workspace page 1": f"/ui/w?ws={root}",

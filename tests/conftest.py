@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from homeport.server import Runtime, ServeSettings, build_runtime, build_server
+from homeport.core import Runtime, ServeSettings, build_runtime
+from homeport.server import build_server
 from homeport.workspace import CLIENT_ENV_VARS
 
 # CI runs the "ci" profile; `HOMEPORT_HYPOTHESIS=deep python -m pytest` searches ten times longer.

@@ -88,7 +88,7 @@ def test_the_registry_knows_owners_and_ports_not_stores_files_policy_or_mcp():
         assert hits(imports_of(module), (*forbidden, "mcp", "starlette", "httpx", "httpx2")) == [], module
 
 
-SERVER_STACK = ("mcp", "mcp_types", "starlette", "uvicorn", "sqlalchemy", "pydantic", "homeport.server.catalog")
+SERVER_STACK = ("mcp", "mcp_types", "starlette", "uvicorn", "sqlalchemy", "pydantic", "homeport.core.catalog")
 
 
 def modules_loaded_by(args: list[str], cwd: Path, env: dict[str, str]) -> list[str]:
@@ -128,7 +128,7 @@ def test_memory_commands_load_the_store_but_not_the_mcp_transport(cli_env):
 
 def test_serve_help_loads_nothing_of_the_server(cli_env):
     loaded = set(modules_loaded_by(["serve", "--help"], *cli_env))
-    assert hits(loaded, (*SERVER_STACK, "homeport.server.app", "homeport.server.runtime")) == []
+    assert hits(loaded, (*SERVER_STACK, "homeport.server.app", "homeport.core.runtime")) == []
 
 
 def test_the_dashboard_reads_and_writes_memory_only_through_the_tool_pipeline():
@@ -137,3 +137,116 @@ def test_the_dashboard_reads_and_writes_memory_only_through_the_tool_pipeline():
     forbidden = ("homeport.store", "homeport.registry", "homeport.files.area", "homeport.projectdb", "sqlite3")
     for module in modules_in("ui"):
         assert hits(imports_of(module), (*forbidden, "sqlalchemy")) == [], module
+
+
+TRANSPORTS = ("mcp", "mcp_types", "starlette", "uvicorn", "sse_starlette")
+ADAPTERS = ("homeport.server", "homeport.cli", "homeport.ui")
+
+
+def test_the_core_imports_no_transport_and_no_adapter():
+    # The one call path is the same for MCP, the shell and the dashboard because it knows none of them.
+    for module in modules_in("core"):
+        assert hits(imports_of(module), (*TRANSPORTS, *ADAPTERS)) == [], module
+
+
+def test_the_mesh_never_imports_the_core_nor_an_adapter():
+    # It is handed a tool name, a route and arguments; whether a call leaves is decided in the core.
+    for module in modules_in("mesh"):
+        assert hits(imports_of(module), ("homeport.core", *ADAPTERS)) == [], module
+
+
+def test_the_mcp_binding_never_imports_the_dashboard():
+    for module in modules_in("server"):
+        assert hits(imports_of(module), ("homeport.ui",)) == [], module
+
+
+def package_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if parts[0] == "homeport" and len(parts) > 1 else None
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module in SRC.rglob("*.py"):
+        rel = module.relative_to(SRC).parts
+        here = rel[0].removesuffix(".py") if len(rel) == 1 else rel[0]
+        for name in imports_of(module):
+            there = package_of(name)
+            if there is not None and there != here and not there.startswith("_") and there != "errors":
+                graph.setdefault(here, set()).add(there)
+    return graph
+
+
+def test_the_package_graph_has_no_circles():
+    # Lazy imports inside functions count too: a circle hidden in a function body is still a circle.
+    graph = package_graph()
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            assert state.get(nxt) != 1, " -> ".join([*path[path.index(nxt) :], nxt])
+            if nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_the_folder_tree_shows_the_layers():
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert {"core", "mesh", "server", "cli", "ui", *LOWER} <= packages
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Every module `path` imports when it runs (in function bodies too), not those only a type checker reads."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update([node.module, *(f"{node.module}.{alias.name}" for alias in node.names)])
+    return names
+
+
+def test_no_module_imports_itself_through_others():
+    # Two modules that import each other (even lazily, inside a function) are one concept split in two
+    # or a layer pointing the wrong way (the old server/deployment <-> server/resolution).
+    modules = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {
+        name: {n for n in runtime_imports(path) if n in modules and n != name and not name.startswith(n + ".")}
+        for name, path in modules.items()
+    }
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            assert state.get(nxt) != 1, " -> ".join([*path[path.index(nxt) :], nxt])
+            if nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)

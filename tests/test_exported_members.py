@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import homeport.core
 import homeport.errors
 import homeport.server
 import homeport.store
@@ -34,17 +35,10 @@ def test_workspace_exports():
     )
 
 
-def test_store_and_server_exports():
+def test_store_core_and_server_exports():
     assert sorted(homeport.store.__all__) == ["SCHEMA_REVISION", "Store", "StoreCache", "store_path_for"]
-    assert sorted(homeport.server.__all__) == [
-        "Runtime",
-        "ServeSettings",
-        "TOOL_GROUPS",
-        "build_http_app",
-        "build_runtime",
-        "build_server",
-        "parse_tool_groups",
-    ]
+    assert sorted(homeport.core.__all__) == ["Runtime", "ServeSettings", "build_runtime"]
+    assert sorted(homeport.server.__all__) == ["TOOL_GROUPS", "build_http_app", "build_server", "parse_tool_groups"]
 
 
 def _error_classes() -> list[type]:
@@ -67,6 +61,6 @@ def test_an_error_reported_by_another_instance_is_raised_here_as_the_same_class(
 
 
 def test_exported_names_exist():
-    for module in (homeport.errors, homeport.server, homeport.store, homeport.workspace):
+    for module in (homeport.core, homeport.errors, homeport.server, homeport.store, homeport.workspace):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"

@@ -37,8 +37,8 @@ def test_the_tool_list_size_table_is_what_the_bench_script_measures():
 
 
 def test_the_readme_names_exactly_the_tools_that_take_no_workspace():
-    from homeport.server import tools  # noqa: F401  (declares every tool)
-    from homeport.server.catalog import CATALOG
+    from homeport.core import tools  # noqa: F401  (declares every tool)
+    from homeport.core.catalog import CATALOG
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     sentence = readme.split("These take no `workspace`", 1)[1].split("(", 1)[0]

@@ -36,7 +36,7 @@ def shell(tmp_path):
 def test_starting_the_server_and_listing_its_tools_loads_nothing_of_the_embedding_stack(shell):
     code = (
         "import anyio\nfrom pathlib import Path\nfrom mcp import Client\n"
-        "from homeport.server import ServeSettings, build_runtime, build_server\n"
+        "from homeport.core import ServeSettings, build_runtime\nfrom homeport.server import build_server\n"
         "async def main():\n"
         "    runtime = build_runtime(ServeSettings(cwd=Path.cwd(), home=Path.home()))\n"
         "    async with Client(build_server(runtime)) as c:\n"

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from homeport.core import ServeSettings, build_runtime
 from homeport.errors import ConfigError
 from homeport.files.tokens import TokenStore
-from homeport.server import ServeSettings, build_runtime, build_server
+from homeport.server import build_server
 from homeport.server.auth import TokenStoreVerifier
 
 pytestmark = pytest.mark.anyio

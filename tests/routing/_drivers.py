@@ -23,7 +23,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
 
-from homeport.server import ServeSettings, build_http_app, build_runtime, build_server
+from homeport.core import ServeSettings, build_runtime
+from homeport.server import build_http_app, build_server
 
 
 def roots_callback(paths: Sequence[Path] | None) -> Any:

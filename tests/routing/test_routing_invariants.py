@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
+from homeport.core import ServeSettings
 from homeport.files.tokens import TokenStore
-from homeport.server import ServeSettings
 
 from ._drivers import HttpRefusal, connect
 from ._universe import (

@@ -14,8 +14,8 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
+from homeport.core.access import canonical_pattern
 from homeport.errors import ConfigError
-from homeport.server.access import canonical_pattern
 
 pytestmark = pytest.mark.anyio
 
@@ -122,8 +122,8 @@ def test_a_patterns_literal_directories_are_resolved_like_workspaces(tmp_path):
 
 
 def test_a_rule_may_name_a_workspace_by_its_logical_key(tmp_path):
+    from homeport.core.access import AccessRulesFile, WorkspaceAccess
     from homeport.errors import WorkspaceAccessDeniedError
-    from homeport.server.access import AccessRulesFile, WorkspaceAccess
 
     rules = tmp_path / "rules.toml"
     rules.write_text('[[workspaces]]\nwho = "ada"\npaths = ["github.com/acme/*"]\naccess = "read"\n')

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from homeport.core import ServeSettings, build_runtime
+from homeport.core.deployment import KEY_FILE
 from homeport.errors import ConfigError
 from homeport.files.deployment_secret import read_or_create_secret
-from homeport.server import ServeSettings, build_runtime, build_server
-from homeport.server.deployment import KEY_FILE
+from homeport.server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from homeport.core import ServeSettings, build_runtime
+from homeport.core.catalog import CATALOG
+from homeport.core.pipeline import CallPipeline, LocalRequest
 from homeport.errors import FileAreaError, HomeportError, PermissionDeniedError
 from homeport.files import areas
 from homeport.files.directory import DirectoryFile
 from homeport.policy import file_areas as policy
-from homeport.server import ServeSettings, build_runtime
-from homeport.server.catalog import CATALOG
-from homeport.server.pipeline import CallPipeline, LocalRequest
 
 ORG = "acme"
 ACTIONS = ("read", "list", "info", "write", "delete")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidArgumentError
-from homeport.server.forward_headers import claims_header, forwarded_claims
+from homeport.mesh.forward_headers import claims_header, forwarded_claims
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),

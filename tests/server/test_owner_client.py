@@ -7,7 +7,7 @@ import json
 import httpx2
 import pytest
 
-from homeport.server.owner_client import OwnerRefusedError, _request, _result
+from homeport.mesh.owner_client import OwnerRefusedError, _request, _result
 
 RESULT = {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"n": 1}, "isError": False}
 

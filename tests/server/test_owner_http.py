@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from homeport.server.owner_http import OwnerConnections
+from homeport.mesh.owner_http import OwnerConnections
 
 pytestmark = pytest.mark.anyio
 

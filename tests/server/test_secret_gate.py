@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from mcp import Client
 
 from homeport.cli import cli
-from homeport.server.catalog import CATALOG, Scan
+from homeport.core.catalog import CATALOG, Scan
 
 pytestmark = pytest.mark.anyio
 CORPUS = json.loads((Path(__file__).parents[1] / "fixtures" / "secret_corpus.json").read_text(encoding="utf-8"))

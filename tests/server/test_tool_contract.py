@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
 
-from homeport.server.catalog import CATALOG, DASHBOARD, GROUPS, unknown_tool
+from homeport.core.catalog import CATALOG, DASHBOARD, GROUPS, unknown_tool
 
 pytestmark = pytest.mark.anyio
 

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError
 from homeport.server.http_exposure import (
     check_exposure,
@@ -26,7 +27,6 @@ from homeport.server.http_exposure import (
 )
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.http_run import bind
-from homeport.server.settings import ServeSettings
 from homeport.server.stdio import rejection
 from homeport.workspace import WorkspaceGuard, default_denied
 

@@ -15,10 +15,10 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
+from homeport.core.access import WorkspaceAccess
+from homeport.core.file_access import DirectoryCache
 from homeport.errors import ConfigError, PermissionDeniedError, WorkspaceAccessDeniedError
 from homeport.files.directory import Directory, DirectoryFile, Organization
-from homeport.server.access import WorkspaceAccess
-from homeport.server.file_access import DirectoryCache
 
 pytestmark = pytest.mark.anyio
 

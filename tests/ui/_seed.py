@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from homeport.server.runtime import Runtime
+from homeport.core.runtime import Runtime
 from homeport.store import Store, contexts, custom_data, decisions, links, patterns, progress
 
 __all__ = ["make_project", "seed", "seed_store"]

@@ -9,11 +9,12 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
+from homeport.cli._compose import dashboard_app
+from homeport.core.runtime import Runtime, build_runtime
+from homeport.core.settings import ServeSettings
 from homeport.files.directory import DirectoryFile
 from homeport.files.tokens import TokenStore
 from homeport.server.app import build_http_app, build_server
-from homeport.server.runtime import Runtime, build_runtime
-from homeport.server.settings import ServeSettings
 
 from ._seed import make_project
 
@@ -40,7 +41,7 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., tuple[Any, Runtime]]]:
         }
         runtime = build_runtime(ServeSettings(**values))
         runtimes.append(runtime)
-        return build_http_app(build_server(runtime), runtime), runtime
+        return build_http_app(build_server(runtime), runtime, dashboard=dashboard_app), runtime
 
     yield build
     for runtime in runtimes:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from homeport.server.catalog import CATALOG
-from homeport.server.pipeline import CallPipeline, LocalRequest
+from homeport.core.catalog import CATALOG
+from homeport.core.pipeline import CallPipeline, LocalRequest
 from homeport.store import decisions
 
 from ._seed import seed
@@ -182,9 +182,9 @@ async def test_decisions_are_paginated_newest_first_and_filtered_by_tag(make_app
 
 
 def test_a_read_only_server_refuses_every_write_tool_in_the_pipeline(make_app, project: Path):
+    from homeport.core.catalog import CATALOG
+    from homeport.core.pipeline import CallPipeline, LocalRequest
     from homeport.errors import PermissionDeniedError
-    from homeport.server.catalog import CATALOG
-    from homeport.server.pipeline import CallPipeline, LocalRequest
 
     _, runtime = make_app(read_only=True, workspace=str(project))
     request = LocalRequest()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from homeport.core.catalog import CATALOG, DASHBOARD
+from homeport.core.pipeline import CallPipeline, LocalRequest
 from homeport.errors import InvalidItemError, ItemNotFoundError, SecretDetectedError
 from homeport.server.app import build_server
-from homeport.server.catalog import CATALOG, DASHBOARD
-from homeport.server.pipeline import CallPipeline, LocalRequest
 from homeport.store import decisions
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import platformdirs
 
+from homeport.core.settings import ServeSettings
 from homeport.errors import HomeportError
-from homeport.server.settings import ServeSettings
 from homeport.workspace import CLIENT_ENV_VARS
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLI_WORDS",
     "cli_message",
+    "dashboard_app",
     "data_dir_option",
     "default_data_dir",
     "default_state_dir",
@@ -32,6 +33,13 @@ __all__ = [
     "workspace_from_here",
     "workspace_options",
 ]
+
+
+def dashboard_app(runtime: Any, bearer: Any) -> Any:
+    """The dashboard at /ui, built on its first request (the HTTP binding never imports it)."""
+    from homeport.ui import build_dashboard
+
+    return build_dashboard(runtime, bearer)
 
 
 def workspace_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -175,7 +183,7 @@ def workspace_from_here() -> Workspace:
     Raises:
         WorkspaceError: nothing here names a workspace, or the one named is refused.
     """
-    from homeport.server.resolution import build_resolver
+    from homeport.core.resolution import build_resolver
     from homeport.workspace import CallInputs
 
     settings = serve_settings(

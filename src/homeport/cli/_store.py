@@ -4,8 +4,8 @@
     --store URL / HOMEPORT_STORE (ServeSettings.store_url)  -> a schema in that PostgreSQL database
     otherwise                                              -> <root>/.homeport/homeport.db
 
-The same order as the server's: the team step comes before any store is opened (server/pipeline.py),
-and a store URL replaces the SQLite files (server/runtime.py). Nothing is created or migrated here.
+The same order as the server's: the team step comes before any store is opened (core/pipeline.py),
+and a store URL replaces the SQLite files (core/runtime.py). Nothing is created or migrated here.
 """
 
 from __future__ import annotations

@@ -72,16 +72,16 @@ def access_check(
     PRINCIPAL is a token's agent or a JWT's `sub`; WORKSPACE a workspace root (symlinks are
     resolved, as the server does). Exit status 0 when allowed, 1 when refused.
     """
+    from homeport.core.access import AccessRulesFile
     from homeport.policy.access_rules import Principal, decide_tool, decide_workspace_rules
-    from homeport.server.access import AccessRulesFile
 
     rules = AccessRulesFile(rules_file.absolute()).get()
     who = Principal.from_claims(principal, _claims(groups, claims))
     root = os.path.realpath(shell_path(workspace) or workspace)
     steps: list[dict[str, Any]] = []
     if tool_name is not None:
-        from homeport.server import tools as _tools  # noqa: F401  (declares every tool)
-        from homeport.server.catalog import CATALOG
+        from homeport.core import tools as _tools  # noqa: F401  (declares every tool)
+        from homeport.core.catalog import CATALOG
 
         try:
             spec = CATALOG[tool_name]

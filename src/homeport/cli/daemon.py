@@ -34,7 +34,7 @@ from typing import Any
 import click
 
 from homeport import __version__
-from homeport.cli._compose import default_state_dir, domain_errors, serve_settings, shell_path
+from homeport.cli._compose import dashboard_app, default_state_dir, domain_errors, serve_settings, shell_path
 from homeport.cli._lazy import HelpfulGroup
 from homeport.cli.ownership import state_dir_option
 from homeport.errors import DaemonError, DaemonRunningError
@@ -248,7 +248,8 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
     """The daemon itself, in the foreground (what `start` runs in the background)."""
     from filelock import FileLock, Timeout
 
-    from homeport.server import build_http_app, build_runtime, build_server
+    from homeport.core import build_runtime
+    from homeport.server import build_http_app, build_server
     from homeport.server.http_run import run_http
 
     paths = DaemonPaths.under(state_dir)
@@ -279,7 +280,7 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
             )
             atexit.register(registry.release, owner.pid)
             signal.signal(signal.SIGTERM, _exit_on_sigterm)
-            app = build_http_app(build_server(runtime), runtime)
+            app = build_http_app(build_server(runtime), runtime, dashboard=dashboard_app)
             log = logging.getLogger("homeport.daemon")
             log.info("daemon pid %d owns %s on %s", owner.pid, ", ".join(roots), paths.socket)
             run_http(app, sock, settings, lambda: log.info("daemon pid %d ready", owner.pid))

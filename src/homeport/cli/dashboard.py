@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import click
 
-from homeport.cli._compose import domain_errors, serve_settings, shell_path, workspace_from_here
+from homeport.cli._compose import dashboard_app, domain_errors, serve_settings, shell_path, workspace_from_here
 
 __all__ = ["ui"]
 
@@ -40,7 +40,8 @@ def ui(workspace: str | None, port: int, no_browser: bool, read_only: bool) -> N
     --http` is at /ui on that server), prints the address, and opens it in a browser when this
     machine has one. Ctrl-C to stop.
     """
-    from homeport.server import build_http_app, build_runtime, build_server
+    from homeport.core import build_runtime
+    from homeport.server import build_http_app, build_server
     from homeport.server.http_run import bind, run_http
     from homeport.workspace import CallInputs
 
@@ -58,7 +59,7 @@ def ui(workspace: str | None, port: int, no_browser: bool, read_only: bool) -> N
         runtime.resolve(CallInputs(), write=False)  # refused here, not on the first page
         sock = bind("127.0.0.1", port)
         runtime.settings = dataclasses.replace(runtime.settings, port=sock.getsockname()[1])
-        app = build_http_app(build_server(runtime), runtime)
+        app = build_http_app(build_server(runtime), runtime, dashboard=dashboard_app)
         address = f"http://127.0.0.1:{runtime.settings.port}/ui/w?ws={quote(root, safe='/')}"
 
         def ready() -> None:
@@ -74,7 +75,7 @@ def ui(workspace: str | None, port: int, no_browser: bool, read_only: bool) -> N
 
 
 def _resolve(path: str | None) -> Path:
-    from homeport.server.resolution import build_resolver
+    from homeport.core.resolution import build_resolver
     from homeport.workspace import CallInputs
 
     settings = serve_settings(transport="stdio", workspace=path, allow_roots=(), require_explicit_workspace=False)

@@ -174,9 +174,9 @@ def store_check(root: Path, store_url: str | None = None) -> Check:
 
 def team_check(root: Path) -> Check:
     """One read of the project's decisions on its team server, with the token a stdio server would send."""
+    from homeport.core.pipeline import owners_answer
     from homeport.errors import HomeportError
-    from homeport.server.pipeline import owners_answer
-    from homeport.server.team import KEYRING_SERVICE, TeamRouter
+    from homeport.mesh.team import KEYRING_SERVICE, TeamRouter
     from homeport.workspace.project import team_config
 
     router = TeamRouter(dict(os.environ))

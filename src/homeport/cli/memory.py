@@ -29,7 +29,7 @@ from homeport.cli._compose import domain_errors, serve_settings, store_option, w
 from homeport.cli._output import workspace_line
 
 if TYPE_CHECKING:
-    from homeport.server.settings import ServeSettings
+    from homeport.core.settings import ServeSettings
     from homeport.workspace import Workspace
 
 __all__ = ["JSON_OPTION_HELP", "ToolCall", "allow_secrets_option", "json_or_text", "memory_tool", "parse_json"]
@@ -64,10 +64,10 @@ class ToolCall:
             click.ClickException: the file system refused a file the tool reads or writes.
         """
         # The server stack loads here, when a tool runs, not when `--help` is asked for.
-        from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-        from homeport.server.catalog import CATALOG
-        from homeport.server.pipeline import CallPipeline, LocalRequest
-        from homeport.server.runtime import build_runtime
+        from homeport.core import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
+        from homeport.core.catalog import CATALOG
+        from homeport.core.pipeline import CallPipeline, LocalRequest
+        from homeport.core.runtime import build_runtime
 
         spec = CATALOG[name]
         if self.allow_secrets and "allow_secrets" in {p.name for p in spec.parameters}:

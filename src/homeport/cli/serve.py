@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from homeport.cli._compose import (
+    dashboard_app,
     data_dir_option,
     domain_errors,
     serve_settings,
@@ -24,7 +25,7 @@ from homeport.files.tokens import TokenStore
 from homeport.workspace import CallInputs
 
 if TYPE_CHECKING:
-    from homeport.server.runtime import Runtime
+    from homeport.core.runtime import Runtime
 
 __all__ = ["serve"]
 
@@ -231,7 +232,8 @@ def serve(
     # The server stack loads when it is started, not for `homeport serve --help`.
     from mcp import MCPDeprecationWarning
 
-    from homeport.server import build_http_app, build_runtime, build_server
+    from homeport.core import build_runtime
+    from homeport.server import build_http_app, build_server
     from homeport.server.http_exposure import check_exposure, parse_public_url
     from homeport.server.http_run import bind, run_http
     from homeport.server.stdio import describe_default_workspace, serve_stdio
@@ -329,7 +331,7 @@ def serve(
         sock = bind(host, port)
         runtime.settings = settings = dataclasses.replace(settings, port=sock.getsockname()[1])
         mcp = build_server(runtime)
-        app = build_http_app(mcp, runtime)
+        app = build_http_app(mcp, runtime, dashboard=dashboard_app)
 
         def ready() -> None:
             if not quiet:

@@ -12,10 +12,10 @@ from rich.table import Table
 
 from homeport.cli._compose import domain_errors, serve_settings, shell_path, store_option, workspace_options
 from homeport.cli._store import locate_store
+from homeport.core.resolution import build_resolver
 from homeport.errors import HomeportError
+from homeport.mesh.forwarding import Forwarder
 from homeport.registry import InstanceRegistry
-from homeport.server.forwarding import Forwarder
-from homeport.server.resolution import build_resolver
 from homeport.workspace import CallInputs
 from homeport.workspace.project import project_key, read_project_config, team_config
 

@@ -1,6 +1,6 @@
-"""The MCP composition root: request context, tool groups, the HTTP app.
+"""The MCP and HTTP binding: the SDK server, request context, stdio, the HTTP app.
 
-Names load on first use (PEP 562): `homeport.server.settings` alone must not pull in the MCP
+Names load on first use (PEP 562): `homeport.core.settings` alone must not pull in the MCP
 SDK, Starlette and the tool models, so that a CLI command loads only what it runs.
 """
 
@@ -12,15 +12,10 @@ from homeport._lazy import lazy_names
 
 if TYPE_CHECKING:
     from homeport.server.app import TOOL_GROUPS, build_http_app, build_server, parse_tool_groups
-    from homeport.server.runtime import Runtime, build_runtime
-    from homeport.server.settings import ServeSettings
 
 __all__ = [
     "TOOL_GROUPS",
-    "Runtime",
-    "ServeSettings",
     "build_http_app",
-    "build_runtime",
     "build_server",
     "parse_tool_groups",
 ]
@@ -30,9 +25,6 @@ _HOME = {
     "build_http_app": "homeport.server.app",
     "build_server": "homeport.server.app",
     "parse_tool_groups": "homeport.server.app",
-    "Runtime": "homeport.server.runtime",
-    "build_runtime": "homeport.server.runtime",
-    "ServeSettings": "homeport.server.settings",
 }
 
 

@@ -20,15 +20,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homeport import __version__
+from homeport.core import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
+from homeport.core.catalog import CATALOG, DASHBOARD, unknown_tool
+from homeport.core.runtime import Runtime
+from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError, UnknownToolError
-from homeport.server import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-from homeport.server.catalog import CATALOG, DASHBOARD, unknown_tool
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools, error_result
 from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
-from homeport.server.runtime import Runtime
-from homeport.server.settings import ServeSettings
 from homeport.server.workspace_gate import WorkspaceGate
 from homeport.workspace.handles import derive_key
 
@@ -267,20 +267,24 @@ class _AsgiApp:
         await self.app(scope, receive, send)
 
 
+# Builds the dashboard's ASGI app from the runtime and the bearer check of /mcp (None without auth).
+DashboardFactory = Callable[[Runtime, Any], ASGIApp]
+
+
 class _LazyDashboard:
     """The dashboard's app, built on its first request: its templates and Markdown renderer load when
-    someone looks, not on every server start."""
+    someone looks, not on every server start. The composition root hands the factory in, so that the
+    binding never imports the dashboard."""
 
-    def __init__(self, runtime: Runtime, bearer: Any) -> None:
+    def __init__(self, factory: DashboardFactory, runtime: Runtime, bearer: Any) -> None:
+        self.factory = factory
         self.runtime = runtime
         self.bearer = bearer
         self.app: Any = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None:
-            from homeport.ui import build_dashboard
-
-            self.app = build_dashboard(self.runtime, self.bearer)
+            self.app = self.factory(self.runtime, self.bearer)
         await self.app(scope, receive, send)
 
 
@@ -297,10 +301,11 @@ def _bearer_check(mcp: MCPServer) -> Any:
     )
 
 
-def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
+def build_http_app(mcp: MCPServer, runtime: Runtime, dashboard: DashboardFactory | None = None) -> CallsInFlight:
     """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
-    dashboard at /ui and health at /healthz, with Host and Origin checked on both transports and /ui,
-    request shapes checked before the SDK sees them, and the requests in flight counted for shutdown."""
+    dashboard at /ui when the composition root hands its factory in, and health at /healthz, with Host
+    and Origin checked on both transports and /ui, request shapes checked before the SDK sees them,
+    and the requests in flight counted for shutdown."""
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -350,5 +355,6 @@ def build_http_app(mcp: MCPServer, runtime: Runtime) -> CallsInFlight:
         else:
             metadata = resource_metadata_routes(f"{resource_base(settings, settings.port)}/mcp")
         app.router.routes = [*routes, *metadata]
-    app.router.routes.append(Mount("/ui", app=_LazyDashboard(runtime, _bearer_check(mcp))))
+    if dashboard is not None:
+        app.router.routes.append(Mount("/ui", app=_LazyDashboard(dashboard, runtime, _bearer_check(mcp))))
     return CallsInFlight(RequestShape(app, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes))

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 
+from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError
-from homeport.server.settings import ServeSettings
 from homeport.workspace import WorkspaceGuard
 
 __all__ = ["PublicUrl", "check_exposure", "is_loopback", "parse_public_url", "resource_base", "transport_security"]

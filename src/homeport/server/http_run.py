@@ -26,9 +26,9 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError
 from homeport.server.http_middleware import CallsInFlight
-from homeport.server.settings import ServeSettings
 
 __all__ = ["TimedH11Protocol", "bind", "run_http"]
 

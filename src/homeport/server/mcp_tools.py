@@ -21,11 +21,11 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from homeport.core.catalog import ToolSpec, arguments_error
+from homeport.core.pipeline import CallPipeline, unknown_arguments_error
+from homeport.core.runtime import Runtime
 from homeport.errors import HomeportError, InternalError
-from homeport.server.catalog import ToolSpec, arguments_error
-from homeport.server.pipeline import CallPipeline, unknown_arguments_error
 from homeport.server.request import McpRequest
-from homeport.server.runtime import Runtime
 
 __all__ = ["Reply", "StrictTool", "WorkspaceArg", "build_tools", "error_result"]
 

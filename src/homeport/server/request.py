@@ -32,11 +32,16 @@ from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
+from homeport.core.runtime import Runtime
 from homeport.errors import InvalidWorkspaceError
-from homeport.server.forward_headers import AGENT_HEADER, CLAIMS_HEADER, forwarded_agent, forwarded_claims
-from homeport.server.forwarding import FORWARDED_HEADER
+from homeport.mesh.forward_headers import (
+    AGENT_HEADER,
+    CLAIMS_HEADER,
+    FORWARDED_HEADER,
+    forwarded_agent,
+    forwarded_claims,
+)
 from homeport.server.owner_token import ForwarderToken
-from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs
 
 __all__ = [

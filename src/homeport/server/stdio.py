@@ -29,8 +29,8 @@ from mcp.server import MCPServer
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from homeport.core.runtime import Runtime
 from homeport.errors import WorkspaceError
-from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs, Source
 
 __all__ = ["describe_default_workspace", "rejection", "serve_stdio"]

@@ -33,9 +33,9 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from homeport.core.runtime import Runtime
 from homeport.errors import ConfigError, HomeportError, WorkspaceAccessDeniedError
 from homeport.server.request import WORKSPACE_QUERY, claims_of, principal_of, workspaces_chosen
-from homeport.server.runtime import Runtime
 from homeport.workspace import CallInputs, decode_candidate
 
 __all__ = ["WorkspaceGate"]

@@ -24,6 +24,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from homeport.core.pipeline import CallPipeline
+from homeport.core.runtime import Runtime
 from homeport.errors import (
     HomeportError,
     InvalidArgumentError,
@@ -32,8 +34,6 @@ from homeport.errors import (
     PermissionDeniedError,
     WorkspaceError,
 )
-from homeport.server.pipeline import CallPipeline
-from homeport.server.runtime import Runtime
 from homeport.ui.forms import CONTEXTS, correction, integer, item_address, required
 from homeport.ui.guard import COOKIE, DashboardGuard, Viewer
 from homeport.ui.page import SECURITY_HEADERS, Page

@@ -24,10 +24,10 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from starlette.requests import HTTPConnection, Request
 
+from homeport.core.settings import ServeSettings
 from homeport.server.http_exposure import transport_security
 from homeport.server.owner_token import ForwarderToken
 from homeport.server.request import LOCAL_PRINCIPAL
-from homeport.server.settings import ServeSettings
 
 __all__ = ["COOKIE", "DashboardGuard", "Viewer"]
 

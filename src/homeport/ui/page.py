@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from homeport import __version__
-from homeport.server.catalog import CATALOG
-from homeport.server.pipeline import CallPipeline, LocalRequest, owners_answer
+from homeport.core.catalog import CATALOG
+from homeport.core.pipeline import CallPipeline, LocalRequest, owners_answer
 from homeport.ui.guard import DashboardGuard, Viewer
 
 __all__ = ["DASHBOARD_CLIENT", "SECURITY_HEADERS", "Page"]

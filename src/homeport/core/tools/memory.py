@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
-from homeport.server.pipeline import Call
+from homeport.core.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
+from homeport.core.pipeline import Call
 from homeport.store import contexts, custom_data, decisions, patterns, progress
 from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
 from homeport.store.fields import Name as NameArg

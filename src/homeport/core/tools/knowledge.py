@@ -6,10 +6,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
-from homeport.server.pipeline import Call
-from homeport.server.semantic import SearchMode
-from homeport.server.tools.memory import IdArg, Json, LimitArg
+from homeport.core.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
+from homeport.core.pipeline import Call
+from homeport.core.semantic import SearchMode
+from homeport.core.tools.memory import IdArg, Json, LimitArg
 from homeport.store import activity, batch, catalog, contexts, links, transfer
 from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
 

@@ -11,8 +11,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from homeport.core.deployment import deployment_secret
+from homeport.core.settings import ServeSettings, data_dir_of
 from homeport.errors import ConfigError, InvalidWorkspaceError
-from homeport.server.settings import ServeSettings
 from homeport.store.logical import logical_store_root
 from homeport.workspace import (
     HandleSigner,
@@ -23,12 +24,7 @@ from homeport.workspace import (
     default_denied,
 )
 
-__all__ = ["build_resolver", "data_dir_of"]
-
-
-def data_dir_of(settings: ServeSettings) -> Path:
-    """Where file areas and tokens live: --data-dir, else ~/.local/share/homeport."""
-    return settings.data_dir or Path(os.path.realpath(settings.home)) / ".local" / "share" / "homeport"
+__all__ = ["build_resolver"]
 
 
 def build_resolver(settings: ServeSettings, secret: Callable[[], bytes] | None = None) -> WorkspaceResolver:
@@ -38,8 +34,6 @@ def build_resolver(settings: ServeSettings, secret: Callable[[], bytes] | None =
     Raises:
         ConfigError: an --allow-root that is not an existing directory; a HOMEPORT_HANDLE_KEY too short.
     """
-    from homeport.server.deployment import deployment_secret
-
     home = Path(os.path.realpath(settings.home))
     allow = tuple(_allowed_root(p) for p in settings.allow_roots)
     # Homeport's own data (file areas, tokens) is never a workspace, whatever the allowlist says.

@@ -112,6 +112,16 @@ class ToolSpec:
     def takes_workspace(self) -> bool:
         return self.needs in (Needs.STORE, Needs.WORKSPACE)
 
+    @cached_property
+    def goes_to_owner(self) -> bool:
+        """Tools that act on a workspace go to its owner; the workspace tools describe this process's routing."""
+        return self.takes_workspace and self.group != "workspace"
+
+    @cached_property
+    def goes_to_team(self) -> bool:
+        """Memory calls: the tools that need the workspace's store (the project database stays local)."""
+        return self.needs is Needs.STORE
+
     @property
     def creates_store(self) -> bool:
         return self.write if self.create_store is None else self.create_store

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from homeport.core.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Needs
+from homeport.core.pipeline import Call
 from homeport.errors import HomeportError
-from homeport.server.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Needs
-from homeport.server.pipeline import Call
 from homeport.store import store_path_for
 from homeport.workspace import Workspace
 from homeport.workspace.project import project_key

@@ -1,6 +1,6 @@
 """The tools, one module per group; importing this package declares them all in `CATALOG`, in order."""
 
-from homeport.server.tools import (  # noqa: F401  (declarations)
+from homeport.core.tools import (  # noqa: F401  (declarations)
     dashboard,
     database,
     files,

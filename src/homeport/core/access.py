@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from homeport.core.file_access import DirectoryCache
 from homeport.errors import ConfigError, ToolNotAllowedError, WorkspaceAccessDeniedError
 from homeport.policy.access_rules import (
     AccessDecision,
@@ -30,7 +31,6 @@ from homeport.policy.access_rules import (
     parse_access_rules,
 )
 from homeport.policy.workspace_access import OrgWorkspaceRoots, require_workspace
-from homeport.server.file_access import DirectoryCache
 
 __all__ = ["AccessRulesFile", "WorkspaceAccess", "canonical_pattern"]
 

@@ -9,10 +9,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from homeport.core.catalog import CATALOG, WRITE_IDEMPOTENT, Scan
+from homeport.core.pipeline import Call, LocalRequest
+from homeport.core.tools import knowledge  # noqa: F401  (listed after the memory tools it imports into)
 from homeport.errors import InvalidItemError
-from homeport.server.catalog import CATALOG, WRITE_IDEMPOTENT, Scan
-from homeport.server.pipeline import Call, LocalRequest
-from homeport.server.tools import knowledge  # noqa: F401  (listed after the memory tools it imports into)
 from homeport.store import Store
 from homeport.store._importing import Progress
 from homeport.store.import_basic_memory import import_basic_memory, read_project

@@ -19,28 +19,18 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from pydantic_core import to_jsonable_python
 
 from homeport.errors import ConfigError, TeamServerUnavailableError
-from homeport.server.forwarding import FORWARDED_HEADER
+from homeport.mesh.forward_headers import FORWARDED_HEADER
 from homeport.workspace.project import CONFIG_FILE, ProjectKey, project_key, read_project_config, team_config
 
-if TYPE_CHECKING:
-    from homeport.server.catalog import ToolSpec
-
-__all__ = ["TeamRoute", "TeamRouter", "goes_to_team"]
+__all__ = ["TeamRoute", "TeamRouter"]
 
 KEYRING_SERVICE = "homeport"
-
-
-def goes_to_team(spec: ToolSpec) -> bool:
-    """Memory calls: the tools that need the workspace's store (the project database stays local)."""
-    from homeport.server.catalog import Needs
-
-    return spec.needs is Needs.STORE
 
 
 @dataclass(frozen=True)
@@ -126,7 +116,7 @@ class TeamRouter:
         Raises:
             TeamServerUnavailableError: the team server did not answer or refused the call.
         """
-        from homeport.server.owner_client import ClientPool, as_call_tool_result, async_client, call_tool
+        from homeport.mesh.owner_client import ClientPool, as_call_tool_result, async_client, call_tool
 
         key = (route.endpoint, route.key, route.token or "")
         if self._clients is None:
@@ -152,7 +142,7 @@ class TeamRouter:
         Raises:
             as `forward`.
         """
-        from homeport.server.owner_client import async_client, call_tool
+        from homeport.mesh.owner_client import async_client, call_tool
 
         payload = to_jsonable_python(arguments)
 
@@ -179,7 +169,7 @@ def _headers(route: TeamRoute) -> dict[str, str]:
 
 def _unavailable(exc: Exception, route: TeamRoute, tool: str) -> TeamServerUnavailableError:
     """What a call that did not get the team server's answer raises: the server, the key, and why."""
-    from homeport.server.owner_client import OwnerRefusedError
+    from homeport.mesh.owner_client import OwnerRefusedError
 
     refused = isinstance(exc, OwnerRefusedError)
     what = "refused the call" if refused else "could not be reached"

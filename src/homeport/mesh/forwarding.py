@@ -28,24 +28,16 @@ import anyio.to_thread
 from pydantic_core import to_jsonable_python
 
 from homeport.errors import OwnerUnavailableError, RegistryError, WorkspaceAccessDeniedError
+from homeport.mesh.forward_headers import FORWARDED_HEADER
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
 
 if TYPE_CHECKING:
-    from homeport.server.catalog import ToolSpec
-    from homeport.server.owner_client import ClientPool, ToolResult
+    from homeport.mesh.owner_client import ClientPool, ToolResult
 
-__all__ = ["FORWARDED_HEADER", "Forwarder", "forwards"]
+__all__ = ["FORWARDED_HEADER", "Forwarder"]
 
 _Key = tuple[str, int, str, str | None, str | None]  # (endpoint, pid, workspace root, agent, claims)
-
-# Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
-FORWARDED_HEADER = "x-homeport-forwarded-by"
-
-
-def forwards(spec: ToolSpec) -> bool:
-    """Tools that act on a workspace go to its owner; the workspace tools describe this process's routing."""
-    return spec.takes_workspace and spec.group != "workspace"
 
 
 class Forwarder:
@@ -141,8 +133,8 @@ class Forwarder:
             RegistryError: the owner is live but refused the call at the protocol level (not a tool error).
         """
         _require_agent(owned, owner, tool, agent)
-        from homeport.server.forward_headers import claims_header
-        from homeport.server.owner_client import as_call_tool_result, call_owner, owner_connections
+        from homeport.mesh.forward_headers import claims_header
+        from homeport.mesh.owner_client import as_call_tool_result, call_owner, owner_connections
 
         said = claims_header(claims or {})
         key = (owner.endpoint, owner.pid, str(root), agent, said)
@@ -173,8 +165,8 @@ class Forwarder:
         Raises:
             as `forward`.
         """
-        from homeport.server.forward_headers import claims_header
-        from homeport.server.owner_client import call_owner, owner_connections
+        from homeport.mesh.forward_headers import claims_header
+        from homeport.mesh.owner_client import call_owner, owner_connections
 
         _require_agent(owned, owner, tool, agent)
         payload = to_jsonable_python(arguments)
@@ -202,7 +194,7 @@ class Forwarder:
 
     def _pool(self) -> ClientPool:
         if self._clients is None:
-            from homeport.server.owner_client import ClientPool
+            from homeport.mesh.owner_client import ClientPool
 
             self._clients = ClientPool()
         return self._clients
@@ -223,7 +215,7 @@ def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> No
 
 def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) -> RegistryError:
     """What a call that failed on its way to a live (or now pruned) owner raises."""
-    from homeport.server.owner_client import OwnerRefusedError
+    from homeport.mesh.owner_client import OwnerRefusedError
 
     if live and isinstance(exc, OwnerRefusedError):
         return RegistryError(

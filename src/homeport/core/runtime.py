@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from homeport.core.access import AccessRulesFile, WorkspaceAccess
+from homeport.core.deployment import deployment_secret
+from homeport.core.file_access import DirectoryCache, FileAreaService
+from homeport.core.resolution import build_resolver
+from homeport.core.semantic import SemanticSearch
+from homeport.core.settings import ServeSettings, data_dir_of
+from homeport.mesh.forwarding import Forwarder
+from homeport.mesh.team import TeamRouter
 from homeport.projectdb import ProjectDatabases
 from homeport.registry import InstanceRegistry
-from homeport.server.access import AccessRulesFile, WorkspaceAccess
-from homeport.server.deployment import deployment_secret
-from homeport.server.file_access import DirectoryCache, FileAreaService
-from homeport.server.forwarding import Forwarder
-from homeport.server.resolution import build_resolver, data_dir_of
-from homeport.server.semantic import SemanticSearch
-from homeport.server.settings import ServeSettings
-from homeport.server.team import TeamRouter
 from homeport.store import Store, StoreCache
 from homeport.workspace import (
     CallInputs,

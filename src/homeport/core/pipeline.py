@@ -30,6 +30,9 @@ from typing import Any, Protocol
 import anyio.to_thread
 
 from homeport import __version__
+from homeport.core.catalog import Needs, Scan, ToolSpec
+from homeport.core.runtime import Runtime, tool_result
+from homeport.core.secret_gate import SecretGate
 from homeport.errors import (
     InvalidArgumentError,
     LogicalWorkspaceError,
@@ -40,11 +43,6 @@ from homeport.errors import (
     error_for_code,
 )
 from homeport.registry import Owner
-from homeport.server.catalog import Needs, Scan, ToolSpec
-from homeport.server.forwarding import forwards
-from homeport.server.runtime import Runtime, tool_result
-from homeport.server.secret_gate import SecretGate
-from homeport.server.team import goes_to_team
 from homeport.store import Store
 from homeport.store.loop_calls import MustWait, may_wait, on_loop
 from homeport.store.provenance import Writer, writing_as
@@ -218,10 +216,10 @@ class CallPipeline:
         Resolution, the guards and the caller's access run here first, exactly as for a local call;
         the owner runs them again on the root it is sent.
         """
-        if request.forwarded or not forwards(spec):
+        if request.forwarded or not spec.goes_to_owner:
             return None, None
         team = self.runtime.team
-        if team is not None and goes_to_team(spec):
+        if team is not None and spec.goes_to_team:
             workspace, route = await self._blocking(self._team_of_call, spec, request, inputs)
             if route is not None:
                 return await team.forward(route, spec.name, arguments), None
@@ -311,10 +309,10 @@ class CallPipeline:
         """
         self._refuse_write_if_read_only(spec)
         checked: Workspace | None = None
-        if inputs is None or request.forwarded or not forwards(spec):
+        if inputs is None or request.forwarded or not spec.goes_to_owner:
             return self.execute(spec, arguments, request, inputs)
         team = self.runtime.team
-        if team is not None and goes_to_team(spec):
+        if team is not None and spec.goes_to_team:
             checked, route = self._team_of_call(spec, request, inputs)
             if route is not None:
                 try:

@@ -26,11 +26,10 @@ from urllib.parse import urlsplit
 
 from homeport import __version__
 from homeport.errors import WorkspaceAccessDeniedError
+from homeport.mesh.forward_headers import AGENT_HEADER, CLAIMS_HEADER, FORWARDED_HEADER
+from homeport.mesh.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
-from homeport.server.forward_headers import AGENT_HEADER, CLAIMS_HEADER
-from homeport.server.forwarding import FORWARDED_HEADER
-from homeport.server.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
 
 if TYPE_CHECKING:
     import httpx2

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError
-from homeport.server.settings import ServeSettings
 from homeport.workspace.handles import MIN_KEY_BYTES
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def deployment_secret(settings: ServeSettings, postgres: PostgresStores | None =
             return postgres_secret(store, "deployment")
 
         return _once(from_store)
-    from homeport.server.resolution import data_dir_of
+    from homeport.core.settings import data_dir_of
 
     path = data_dir_of(settings) / KEY_FILE
 

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from homeport.core.catalog import CATALOG, DELETE, READ, WRITE_IDEMPOTENT, Needs
+from homeport.core.pipeline import Call
 from homeport.files import areas
-from homeport.server.catalog import CATALOG, DELETE, READ, WRITE_IDEMPOTENT, Needs
-from homeport.server.pipeline import Call
 
 __all__: list[str] = []
 

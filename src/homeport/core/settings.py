@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ServeSettings"]
+__all__ = ["ServeSettings", "data_dir_of"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +76,8 @@ class ServeSettings:
     @property
     def tokens_file(self) -> Path | None:
         return self.data_dir / "tokens.json" if self.data_dir else None
+
+
+def data_dir_of(settings: ServeSettings) -> Path:
+    """Where file areas and tokens live: --data-dir, else ~/.local/share/homeport."""
+    return settings.data_dir or Path(os.path.realpath(settings.home)) / ".local" / "share" / "homeport"

@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, DASHBOARD, READ, WRITE_IDEMPOTENT, Scan
-from homeport.server.pipeline import Call
-from homeport.server.tools.memory import IdArg, Json, LimitArg, TagsArg
+from homeport.core.catalog import CATALOG, DASHBOARD, READ, WRITE_IDEMPOTENT, Scan
+from homeport.core.pipeline import Call
+from homeport.core.tools.memory import IdArg, Json, LimitArg, TagsArg
 from homeport.store import browse, decisions
 from homeport.store.fields import LongText, Title
 

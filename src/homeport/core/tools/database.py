@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from homeport.server.catalog import CATALOG, READ, Hints, Needs
-from homeport.server.pipeline import Call
+from homeport.core.catalog import CATALOG, READ, Hints, Needs
+from homeport.core.pipeline import Call
 
 __all__: list[str] = []
 

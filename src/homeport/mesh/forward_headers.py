@@ -13,8 +13,10 @@ from typing import Any
 from homeport.errors import ConfigError, InvalidArgumentError
 from homeport.files.directory import check_id
 
-__all__ = ["AGENT_HEADER", "CLAIMS_HEADER", "claims_header", "forwarded_agent", "forwarded_claims"]
+__all__ = ["AGENT_HEADER", "CLAIMS_HEADER", "FORWARDED_HEADER", "claims_header", "forwarded_agent", "forwarded_claims"]
 
+# Set on every forwarded call: the owner serves it and never forwards it again (one hop at most).
+FORWARDED_HEADER = "x-homeport-forwarded-by"
 AGENT_HEADER = "x-homeport-agent"
 CLAIMS_HEADER = "x-homeport-claims"
 
