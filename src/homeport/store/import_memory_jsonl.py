@@ -18,11 +18,21 @@ data gains the observations it lacks (`updated`); a decision or pattern of the s
 text is left as it is and reported in `skipped`, like every line that cannot be imported (not JSON,
 an unknown type, a relation to an entity the file does not have), each with its line number and
 why. Everything is written in one transaction; `dry_run` runs the same transaction and rolls it back.
+
+Two things refuse the whole file, before anything is written: a file over `MAX_FILE_BYTES` (the cap of
+the other importers; checked on the open file before its text is read, and the read stops there: a
+32 MiB file used to take 348 s and 945 MB while holding a worker), and a line of lists and objects
+nested more than `MAX_DEPTH` levels deep (the reference server writes 2; Python's parser would
+recurse on each level until it fails).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +50,14 @@ from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
 from homeport.store.schema import custom_data, decisions, system_patterns
 
-__all__ = ["KnowledgeGraph", "import_graph", "read_graph"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "KnowledgeGraph", "import_graph", "read_graph"]
 
 SOURCE_TAG = "memory-jsonl"
 PATTERN_TYPES = frozenset({"pattern", "convention", "practice", "guideline", "rule"})
+MAX_FILE_BYTES = 1_000_000  # as the markdown and basic-memory importers' files
+MAX_DEPTH = 32  # lists and objects inside each other on one line; an entity line has 2
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 @dataclass
@@ -85,10 +99,11 @@ def read_graph(path: Path) -> KnowledgeGraph:
     """Parse the file; lines that are not an entity or a relation are kept in `skipped` with the reason.
 
     Raises:
-        InvalidItemError: the file cannot be read as UTF-8 text.
+        InvalidItemError: the file cannot be read as UTF-8 text, is over MAX_FILE_BYTES, or has a line
+            nested more than MAX_DEPTH levels deep.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_capped(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidItemError(f"cannot read {path}: {exc}; pass the memory server's memory.jsonl") from None
     graph = KnowledgeGraph(path)
@@ -98,14 +113,57 @@ def read_graph(path: Path) -> KnowledgeGraph:
     return graph
 
 
+def _read_capped(path: Path) -> bytes:
+    """The file's bytes, refused by its size before they are read; never more than the cap is read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the server
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidItemError(f"{path} is not a regular file; pass the memory server's memory.jsonl")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _too_large(path, f"{info.st_size:,} bytes")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:  # it grew since fstat
+        raise _too_large(path, "more bytes than that")
+    return data
+
+
+def _too_large(path: Path, size: str) -> InvalidItemError:
+    return InvalidItemError(
+        f"{path} is {size}, over the limit of {MAX_FILE_BYTES:,} bytes for a memory.jsonl import; "
+        "split it into files under the limit (whole lines: each entity or relation is one line) and import "
+        "them one after another"
+    )
+
+
+def _too_deep(graph: KnowledgeGraph, number: int) -> InvalidItemError:
+    return InvalidItemError(
+        f"{graph.path} line {number} is nested too deeply: lists and objects inside each other more than "
+        f"{MAX_DEPTH} levels, over the limit of {MAX_DEPTH} (an entity or relation has 2); nothing was "
+        "imported: fix or remove that line"
+    )
+
+
+def _depth(line: str) -> int:
+    """How many lists and objects of the line lie inside each other (strings' brackets do not count)."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:  # every line the memory server writes
+        return 0
+    brackets = _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", line))
+    return max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0)
+
+
 def _read_line(graph: KnowledgeGraph, number: int, line: str) -> None:
     def skip(what: str, why: str) -> None:
         graph.skipped.append({"line": number, "item": what, "reason": why})
 
+    if _depth(line) > MAX_DEPTH:
+        raise _too_deep(graph, number)
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         return skip(line[:80], f"not JSON ({exc.msg})")
+    except RecursionError:  # _depth should have seen it; never an internal error
+        raise _too_deep(graph, number) from None
     if not isinstance(record, dict):
         return skip(line[:80], "not a JSON object")
     kind = record.get("type")
