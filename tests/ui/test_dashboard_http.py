@@ -131,7 +131,8 @@ async def test_with_auth_a_person_logs_in_with_a_token_and_sees_only_their_works
     assert page.status_code == 200 and "Use SQLite in WAL mode" in page.text
     # bea's organization has no root here: the same pipeline refuses her, and the list hides it.
     other = client_for(app)
-    signed = await other.post("/ui/login", data={"token": agents["bea"], "csrf": token, "next": "/ui/"})
+    own = csrf_of((await other.get("/ui/login")).text)  # a form token is this browser's own (finding 14)
+    signed = await other.post("/ui/login", data={"token": agents["bea"], "csrf": own, "next": "/ui/"})
     assert signed.status_code == 303
     refused = await other.get("/ui/w", params={"ws": str(project)})
     assert refused.status_code == 403 and "workspace_access_denied" in refused.text
@@ -147,7 +148,7 @@ async def test_a_read_only_dashboard_shows_no_forms_and_refuses_writes(make_app,
     page = await client.get("/ui/item", params={"ws": str(project), "type": "decision", "id": items["wal"]["id"]})
     assert 'action="/ui/edit"' not in page.text and "Delete…" not in page.text and "read-only" in page.text
     # A form token from a page that still has a form (the log-out form is not shown without auth): derive one.
-    token = runtime_token(app, "local")
+    token = runtime_token(app, client, "local")
     refused = await client.post(
         "/ui/edit",
         data={"ws": str(project), "type": "decision", "id": str(items["wal"]["id"]), "summary": "X", "csrf": token},
@@ -155,14 +156,15 @@ async def test_a_read_only_dashboard_shows_no_forms_and_refuses_writes(make_app,
     assert refused.status_code == 403 and "read-only" in refused.text
 
 
-def runtime_token(app, credential: str) -> str:
-    """The form token the dashboard puts in its forms for `credential`."""
+def runtime_token(app, client, credential: str) -> str:
+    """The form token the dashboard puts in `client`'s forms (bound to its pre-session cookie) for `credential`."""
     from starlette.routing import Mount
 
     starlette_app = app.app.app  # CallsInFlight -> RequestShape -> the Starlette app
     mount = next(r for r in starlette_app.router.routes if isinstance(r, Mount) and r.path == "/ui")
     assert mount.app.app is not None, "built on the first request to /ui"
-    return mount.app.app.state.dashboard.guard.form_token(credential)
+    browser = client.cookies.get("homeport_ui_browser")
+    return mount.app.app.state.dashboard.guard.form_token(browser, credential)
 
 
 async def test_decisions_are_paginated_newest_first_and_filtered_by_tag(make_app, client_for, project: Path):

@@ -48,6 +48,11 @@ WRITE_GAP = timedelta(milliseconds=100)  # at most between an item's stamp and i
 
 
 Handler = Callable[[Page], Awaitable[Response]]
+_FOREIGN = (
+    "this page is only served to this server's own address: the Host must be one it answers to, and a "
+    "browser's Origin must be this very origin (another port of this machine is another site); open the "
+    "dashboard at the address `homeport ui` or `homeport serve` printed"
+)
 
 
 class Dashboard:
@@ -73,7 +78,7 @@ class Dashboard:
     def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if not self.guard.host_allowed(request) or not self.guard.origin_allowed(request):
-                return _plain(403, "this page is only served to this server's own address (Host and Origin checked)")
+                return _plain(403, _FOREIGN)
             viewer = await self.guard.viewer(request)
             if viewer is None:
                 return RedirectResponse(url("/login", next=_local_path(request)), status_code=303)
@@ -81,7 +86,10 @@ class Dashboard:
             if write:
                 form = await request.form()
                 token = form.get("csrf")
-                if not self.guard.form_token_valid(viewer.credential, token if isinstance(token, str) else None):
+                browser = self.guard.browser_id(request)
+                if not self.guard.form_token_valid(
+                    browser, viewer.credential, token if isinstance(token, str) else None
+                ):
                     return page.render("error.html", 403, message="the form is stale or from another site; reload it")
                 if self.runtime.settings.read_only:
                     return page.render("error.html", 403, message="this dashboard was started with --read-only")
@@ -282,7 +290,7 @@ class Dashboard:
 
     async def login(self, request: Request) -> Response:
         if not self.guard.host_allowed(request) or not self.guard.origin_allowed(request):
-            return _plain(403, "this page is only served to this server's own address (Host and Origin checked)")
+            return _plain(403, _FOREIGN)
         after = _local_path_value(request.query_params.get("next"))
         if not self.guard.auth:
             return RedirectResponse(after, status_code=303)
@@ -293,8 +301,11 @@ class Dashboard:
         form = await request.form()
         after = _local_path_value(str(form.get("next") or ""))
         csrf = form.get("csrf")
-        if not self.guard.form_token_valid("login", csrf if isinstance(csrf, str) else None):
-            return anonymous.render("login.html", 403, jwt=jwt, after=after, failed="the form is stale; try again")
+        browser = self.guard.browser_id(request)
+        if not self.guard.form_token_valid(browser, "login", csrf if isinstance(csrf, str) else None):
+            # Not this browser's form: another browser's (or a page's that fetched one), or a cookie gone.
+            failed = "the form is stale or was not given to this browser; try again"
+            return anonymous.render("login.html", 403, jwt=jwt, after=after, failed=failed)
         token = str(form.get("token") or "").strip()
         if (await self.guard.verify(token) if token else None) is None:
             failed = "that token is not valid here (unknown, revoked, expired, or for another server)"
@@ -303,6 +314,8 @@ class Dashboard:
         response.set_cookie(
             COOKIE, token, httponly=True, samesite="strict", path="/ui", secure=request.url.scheme == "https"
         )
+        # A new pre-session id with the session: a form token made before the login is worth nothing after it.
+        self.guard.give_browser_id(response, request, self.guard.new_browser_id())
         return response
 
     async def logout(self, page: Page) -> Response:

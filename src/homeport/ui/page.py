@@ -45,24 +45,29 @@ class Page:
     async def tool(self, name: str, ws: str | None, /, **arguments: Any) -> dict[str, Any]:
         """Run tool `name` on workspace `ws` as this page's principal, through the pipeline."""
         spec = CATALOG[name]
-        validated = spec.validate(arguments)
         if ws:
-            validated["workspace"] = ws
+            arguments["workspace"] = ws
         # A call from a browser: the principal its cookie (or the local user) names, with its token's
         # claims for the access rules; no roots, no session.
         request = LocalRequest(
             principal=self.viewer.principal, agent=self.agent, claims=self.viewer.claims, client=DASHBOARD_CLIENT
         )
-        result = await self.pipeline.call(spec, validated, request)
+        result = await self.pipeline.call(spec, arguments, request)
         # A call another instance owns (the daemon) comes back as the owner's MCP result: as a local one.
         return result if isinstance(result, dict) else owners_answer(result)
 
     def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        """The page, its forms' token bound to this browser (a first visit gets its pre-session cookie)."""
+        known = self.guard.browser_id(self.request)
+        browser = known or self.guard.new_browser_id()
         body = self.env.get_template(template).render(
             viewer=self.viewer,
             auth=self.guard.auth,
             read_only=self.read_only,
-            csrf=self.guard.form_token(self.viewer.credential),
+            csrf=self.guard.form_token(browser, self.viewer.credential),
             **context,
         )
-        return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
+        response = HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
+        if known is None:
+            self.guard.give_browser_id(response, self.request, browser)
+        return response
