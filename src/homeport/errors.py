@@ -38,7 +38,9 @@ and the CLI into one line on stderr with a non-zero exit.
     └── RegistryError                  the instance registry: unreadable, no free port
         ├── WorkspaceOwnedError        another live instance owns the workspace (--take-over)
         ├── OwnerUnavailableError      the owner of a workspace stopped answering mid-call
-        └── TeamServerUnavailableError the project's team server did not answer (no local fallback)
+        ├── TeamServerUnavailableError the project's team server did not answer (no local fallback)
+        ├── OwnerUnprovenError         what answers at an owner's endpoint did not prove it is the owner
+        └── UntrustedStateError        the state directory, or a file in it, could be changed by another user
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ __all__ = [
     "ItemNotFoundError",
     "LogicalWorkspaceError",
     "OwnerUnavailableError",
+    "OwnerUnprovenError",
     "PermissionDeniedError",
     "ProjectDatabaseError",
     "QueryRejectedError",
@@ -73,6 +76,7 @@ __all__ = [
     "ToolNotAllowedError",
     "UnknownArgumentError",
     "UnknownToolError",
+    "UntrustedStateError",
     "ValueTooLargeError",
     "WorkspaceAccessDeniedError",
     "WorkspaceContainsProjectsError",
@@ -244,6 +248,20 @@ class DaemonRunningError(DaemonError):
 
 class QuerySyntaxError(ProjectDatabaseError):
     code = "query_syntax_error"
+
+
+class OwnerUnprovenError(RegistryError):
+    """Nothing of the call was sent: the process at the owner's endpoint could not prove it is the owner
+    (`registry.proof`); its entry is pruned, and the next call is served by this process."""
+
+    code = "owner_unproven"
+
+
+class UntrustedStateError(RegistryError):
+    """The state directory (or a directory above it, or a file in it) is not the user's own, or another
+    user can write it; the message names the path and the chmod/chown that fixes it."""
+
+    code = "untrusted_state"
 
 
 def error_for_code(code: str, message: str) -> HomeportError:
