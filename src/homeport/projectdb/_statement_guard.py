@@ -6,7 +6,12 @@ refusal to run several statements (see `query`). The guard turns the common mist
 known escapes into a clear refusal that says what to do instead.
 
 Rules, in order:
-  1. the text must tokenize in the dialect and hold exactly one statement;
+  1. the text must tokenize in the dialect and hold exactly one statement, and outside quoted
+     strings and identifiers hold nothing the server may read differently from the tokenizer:
+     only printable ASCII, tabs and line breaks, and letters or symbols of other scripts; never
+     a Unicode space (MariaDB and PostgreSQL read U+00A0 as part of a name, the tokenizer as a
+     space, so ``--`` + U+00A0 starts a comment for one and not the other), a control or a
+     format character;
   2. never: transaction control, session state (SET, USE, LOCK, ...), host access (COPY, LOAD,
      ATTACH, VACUUM INTO, INTO OUTFILE), server administration, privilege changes, anonymous
      code blocks, the functions in `_rules`, MySQL executable comments (``/*! ... */``);
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 
 import sqlglot
@@ -35,7 +41,7 @@ from homeport.projectdb._rules import (
     pragma_is_read_only,
 )
 
-__all__ = ["check_statement"]
+__all__ = ["check_statement", "placeholders"]
 
 _SQLGLOT_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql"}
 _ENABLE_WRITES = "set allow_writes = true under [database] in .homeport/config.toml"
@@ -235,6 +241,37 @@ def check_statement(sql: str, backend: str, *, allow_writes: bool) -> bool:
     return is_query
 
 
+_PLACEHOLDER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def placeholders(sql: str, backend: str) -> list[tuple[int, int, str]]:
+    """The ``:name`` placeholders of `sql` as the guard reads it: ``(start, end, name)`` in order,
+    `end` inclusive. A ``:name`` inside a quoted string, a quoted identifier or a comment is text,
+    not a placeholder; so is one glued to a word before it (``a[lo:hi]``), as SQLAlchemy reads it.
+
+    Raises:
+        QuerySyntaxError: the text does not tokenize.
+    """
+    tokens = _tokenize(sql, Dialect.get_or_raise(_SQLGLOT_DIALECTS[backend]))
+    found = []
+    for index in range(len(tokens) - 1):
+        colon, name = tokens[index], tokens[index + 1]
+        if colon.token_type != TokenType.COLON or name.start != colon.end + 1 or name.token_type in _QUOTED:
+            continue
+        word = sql[name.start : name.end + 1]
+        if not _PLACEHOLDER_NAME.fullmatch(word):
+            continue
+        if index and tokens[index - 1].end + 1 == colon.start:
+            before = sql[colon.start - 1]
+            if before.isalnum() or before in "_:\\":
+                continue
+        after = tokens[index + 2] if index + 2 < len(tokens) else None
+        if after is not None and after.start == name.end + 1 and sql[after.start] == ":":
+            continue
+        found.append((colon.start, name.end, word))
+    return found
+
+
 def _check_other_reading(sql: str, dialect: _MySQLReading, allow_writes: bool) -> None:
     """Refuse `sql` if a server reading it as `dialect` would run something refused.
 
@@ -256,6 +293,7 @@ def _check_other_reading(sql: str, dialect: _MySQLReading, allow_writes: bool) -
 
 def _check(sql: str, dialect: Dialect, backend: str, allow_writes: bool) -> bool:
     tokens = _tokenize(sql, dialect)
+    _check_plain_text(sql, tokens)
     statements = _split_statements(tokens)
     if not statements:
         raise QueryRejectedError("the query is empty; send one SQL statement")
@@ -286,6 +324,66 @@ def _check(sql: str, dialect: Dialect, backend: str, allow_writes: bool) -> bool
     if not allow_writes:
         _check_read_only(statement, text, dialect, backend)
     return False
+
+
+# Tokens whose inside is data or a name: any character may appear there.
+_QUOTED = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.IDENTIFIER,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.RAW_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
+# Spaces, controls, format characters (zero-width, bidirectional), surrogates, private and unassigned.
+_AMBIGUOUS_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"})
+
+
+def _check_plain_text(sql: str, tokens: Sequence[Token]) -> None:
+    """Refuse a character outside quotes that the server may read differently from the tokenizer.
+
+    The words, operators, whitespace and comments between quoted strings and identifiers may
+    hold printable ASCII, tabs, line feeds (a carriage return only before one), and the letters,
+    digits and symbols of any script; nothing else. Comments are held to it too: where a comment
+    begins and ends is exactly what a stray character can change.
+    """
+    quoted = sorted((t.start, t.end) for t in tokens if t.token_type in _QUOTED)
+    spans = iter(quoted)
+    span = next(spans, None)
+    index = 0
+    while index < len(sql):
+        if span is not None and index >= span[0]:
+            index = span[1] + 1
+            span = next(spans, None)
+            continue
+        char = sql[index]
+        if not (" " <= char <= "~" or char in "\t\n") and _ambiguous(char, sql[index + 1 : index + 2]):
+            raise QueryRejectedError(
+                f"the query holds {_describe_character(char)} at offset {index}, outside a quoted string or "
+                "identifier, where the database may read it differently from Homeport (as part of a name, "
+                "or as the end or start of a comment); write plain spaces and line breaks between words, "
+                "and keep other characters inside quotes"
+            )
+        index += 1
+
+
+def _ambiguous(char: str, following: str) -> bool:
+    if char == "\r":
+        return following != "\n"  # a Windows line break is read alike everywhere; a lone CR is not
+    if char < "\x80":
+        return True  # the other ASCII control characters
+    return char.isspace() or unicodedata.category(char) in _AMBIGUOUS_CATEGORIES
+
+
+def _describe_character(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
 
 
 def _check_known_start(statement: Sequence[Token], sql: str, dialect: Dialect) -> None:

@@ -16,7 +16,9 @@ The guarantee is the database's, the statement guard (`_statement_guard`) only r
   truncated result closes the connection instead of reading the rest.
 
 With allow_writes the transaction is read-write and committed when the statement succeeds.
-Parameters are named ``:name`` placeholders with values in `params`, bound by the driver.
+Parameters are named ``:name`` placeholders with values in `params`, found where the guard reads
+them and bound by the server, or on MySQL written into the text the guard then checks again
+(see `_parameters`).
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ import psycopg.errors
 import pymysql
 from pymysql.constants import FIELD_TYPE
 from pymysql.cursors import SSCursor
-from sqlalchemy import Engine, text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import Engine
 from sqlalchemy.pool import PoolProxiedConnection
 
 from homeport.errors import ProjectDatabaseError, QueryRejectedError, QuerySyntaxError
+from homeport.projectdb._parameters import bind_parameters
 from homeport.projectdb._rules import DEFAULT_LIMIT
 from homeport.projectdb._statement_guard import check_statement
 from homeport.projectdb._values import json_safe, mysql_time
@@ -117,13 +119,16 @@ def run_query(
                 exc.message.split(_WRITES_HINT)[0] + f"writes are off: {source.writes_off_because}"
             ) from None
         raise
-    statement, arguments = _bind(engine, query, params)
+    bound = bind_parameters(query, params, source.backend)
+    if bound.changed:
+        # What the driver sends is what the guard passes: on MySQL the values are in the text.
+        is_query = check_statement(bound.text, source.backend, allow_writes=source.allow_writes)
     connection = checkout(engine, source)
     discard = False
     started = time.perf_counter()
     try:
         run = _RUNNERS[source.backend]
-        fetched = run(connection, engine, source, _Statement(statement, arguments, is_query), effective_limit)
+        fetched = run(connection, engine, source, _Statement(bound.text, bound.arguments, is_query), effective_limit)
         discard = fetched.discard_connection
     except _TimedOut as exc:
         discard = _rollback_failed(connection)
@@ -163,22 +168,6 @@ def run_query(
         "affected_rows": fetched.affected_rows,
         "read_only": not source.allow_writes,
     }
-
-
-def _bind(engine: Engine, query: str, params: Mapping[str, Any] | None) -> tuple[str, Any]:
-    """The statement in the driver's placeholder style, and its arguments (None without params)."""
-    if not params:
-        return query, None
-    if not isinstance(params, Mapping):
-        raise QueryRejectedError("params must be an object mapping names to values, used as :name in the query")
-    compiled = text(query).compile(dialect=engine.dialect)
-    try:
-        values = compiled.construct_params(dict(params))
-    except SQLAlchemyError as exc:
-        raise QueryRejectedError(f"{exc}; give every :name in the query a value in params") from exc
-    if compiled.positiontup is not None:
-        return str(compiled), tuple(values[name] for name in compiled.positiontup)
-    return str(compiled), values
 
 
 def _rollback_failed(connection: PoolProxiedConnection) -> bool:
@@ -240,13 +229,13 @@ def _run_postgres(
             # A server-side cursor: DECLARE goes through the extended protocol (one statement
             # only), rows are computed only as far as they are fetched, and an empty result
             # still has its columns.
-            with raw.cursor(name=_PG_CURSOR) as cursor:
+            with psycopg.RawServerCursor(raw, _PG_CURSOR) as cursor:
                 cursor.execute(statement.text, statement.arguments)
                 fetched = _fetch(cursor, limit, source.max_result_bytes)
         else:
             # A prepared statement is one statement by protocol; EXPLAIN, SHOW and writes
             # return few rows, or as many as they touched.
-            with raw.cursor() as cursor:
+            with psycopg.RawCursor(raw) as cursor:
                 cursor.execute(statement.text, statement.arguments, prepare=True)
                 fetched = _fetch(cursor, limit, source.max_result_bytes)
     except psycopg.errors.QueryCanceled as exc:
