@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from homeport.errors import (
     InvalidItemError,
     ItemNotFoundError,
     PermissionDeniedError,
+    SecretDetectedError,
     WorkspaceError,
 )
 from homeport.ui.forms import CONTEXTS, correction, integer, item_address, required
@@ -95,6 +96,20 @@ class Dashboard:
                     return page.render("error.html", 403, message="this dashboard was started with --read-only")
             try:
                 return await handler(page)
+            except SecretDetectedError as exc:
+                # The scan refused the write before anything ran: say so, and lead back to the item.
+                sent: Mapping[str, Any] = await request.form() if write else request.query_params
+                back = url("/item", ws=sent.get("ws"), type=sent.get("type"), id=sent.get("id"))
+                return page.render(
+                    "error.html",
+                    _status(exc),
+                    heading="Nothing was saved: this looks like a secret",
+                    message=exc.message,
+                    code=exc.code,
+                    hint="The dashboard never saves a secret: take it out of the text, or keep only its name, "
+                    "and save again.",
+                    back=back if sent.get("ws") and sent.get("type") else None,
+                )
             except HomeportError as exc:
                 return page.render("error.html", _status(exc), message=exc.message, code=exc.code)
 
@@ -117,7 +132,7 @@ class Dashboard:
                 overview = await page.tool("memory_overview", root)
             except (WorkspaceError, PermissionDeniedError):
                 continue  # not this principal's to see: not listed at all
-            rows.append({"root": overview["workspace"]["root"], "why": why, **overview})
+            rows.append({"root": _where(overview["workspace"]), "why": why, **overview})
         return page.render("workspaces.html", workspaces=_unique(rows))
 
     async def workspace(self, page: Page) -> Response:
@@ -126,7 +141,7 @@ class Dashboard:
         number = max(1, integer(page.request.query_params.get("page"), 1))
         started = time.perf_counter()
         decisions = await page.tool("decision_page", ws, offset=(number - 1) * PAGE_SIZE, limit=PAGE_SIZE, tag=tag)
-        root = decisions["workspace"]["root"]
+        root = _where(decisions["workspace"])
         product = await page.tool("get_product_context", root)
         active = await page.tool("get_active_context", root)
         progress = await page.tool("get_progress", root, tree=True)
@@ -159,7 +174,7 @@ class Dashboard:
     async def item(self, page: Page) -> Response:
         ws, kind, item_id = item_address(page.request)
         item = await self._item(page, ws, kind, item_id)
-        root = item["workspace"]["root"]
+        root = _where(item["workspace"])
         history = await self._history(page, root, kind, item)
         linked = (await page.tool("get_linked_items", root, item_type=kind, item_id=item_id, depth=2))["items"]
         labels: dict[str, str] = {}
@@ -192,7 +207,7 @@ class Dashboard:
             results, workspace = found["results"], found["workspace"]
         else:
             workspace = (await page.tool("memory_overview", ws))["workspace"]
-        return page.render("search.html", ws=workspace["root"], workspace=workspace, query=query, results=results)
+        return page.render("search.html", ws=_where(workspace), workspace=workspace, query=query, results=results)
 
     async def activity(self, page: Page) -> Response:
         ws = required(page.request, "ws")
@@ -221,10 +236,10 @@ class Dashboard:
                     "version": change["version"],
                 }
             )
-        await self._add_authors(page, found["workspace"]["root"], events, found["since"])
+        await self._add_authors(page, _where(found["workspace"]), events, found["since"])
         events.sort(key=lambda e: e["when"] or "", reverse=True)
         return page.render(
-            "activity.html", ws=found["workspace"]["root"], workspace=found["workspace"], events=events, hours=hours
+            "activity.html", ws=_where(found["workspace"]), workspace=found["workspace"], events=events, hours=hours
         )
 
     async def edit(self, page: Page) -> Response:
@@ -237,7 +252,7 @@ class Dashboard:
         if text.get("confirm") != "1":
             return page.render(
                 "confirm_edit.html",
-                ws=current["workspace"]["root"],
+                ws=_where(current["workspace"]),
                 workspace=current["workspace"],
                 kind=kind,
                 item_id=item_id,
@@ -260,7 +275,7 @@ class Dashboard:
             children = (await page.tool("get_progress", ws, parent_id=item_id, limit=1000))["progress"]
         return page.render(
             "delete.html",
-            ws=item["workspace"]["root"],
+            ws=_where(item["workspace"]),
             workspace=item["workspace"],
             item=item,
             kind=kind,
@@ -427,6 +442,11 @@ def _plain(status: int, text: str) -> Response:
     return Response(text + "\n", status_code=status, media_type="text/plain", headers=SECURITY_HEADERS)
 
 
+def _where(workspace: dict[str, Any]) -> str:
+    """What names a tool result's workspace in a link: its root, or its key (`--logical-workspaces`)."""
+    return str(workspace.get("root") or workspace["key"])
+
+
 def _status(exc: HomeportError) -> int:
     if isinstance(exc, ItemNotFoundError):
         return 404
@@ -434,6 +454,8 @@ def _status(exc: HomeportError) -> int:
         return 403
     if isinstance(exc, InvalidArgumentError | InvalidItemError):
         return 400
+    if isinstance(exc, SecretDetectedError):
+        return 422  # understood, and refused for what it holds
     return 500
 
 
