@@ -28,7 +28,7 @@ from homeport.errors import ConfigError, UnknownToolError
 from homeport.server.http_exposure import resource_base, transport_security
 from homeport.server.http_middleware import CallsInFlight, RequestShape
 from homeport.server.mcp_tools import build_tools, error_result
-from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots
+from homeport.server.request import SSE_MESSAGES_PATH, SSE_PATH, forget_roots, lenient_roots_answer
 from homeport.server.workspace_gate import WorkspaceGate
 from homeport.workspace.handles import derive_key
 
@@ -79,7 +79,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         "homeport",
         version=__version__,
         instructions=INSTRUCTIONS,
-        middleware=[_roots_changed],
+        middleware=[_roots_changed, lenient_roots_answer],
         log_level="WARNING",
         tools=build_tools(CATALOG.in_groups((*runtime.settings.tool_groups, DASHBOARD)), runtime),
         groups=runtime.settings.tool_groups,

@@ -15,11 +15,17 @@ Roots, when the client declares the capability, bound every call whatever named 
   unless its workspace is a `use_workspace` handle, which was checked against the roots when it
   was issued and is bound to them.
 - An empty list means "no roots" (MCP Inspector declares the capability and lists none).
+- Only `file://` roots are directories. The SDK's `Root` type admits no other scheme, so a client
+  that lists `https://...` beside its folder would fail the SDK's validation (an internal error on
+  every 2025-era call, a protocol error on 2026-07-28 ones); the listing is read here instead, the
+  other roots are ignored and named in the roots note (`where_am_i`), and they still count as
+  declared: a client whose roots are all elsewhere gets no workspace, as one with remote folders.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -28,7 +34,7 @@ from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
-from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult
+from mcp.types import InputRequiredResult, ListRootsRequest, ListRootsResult, Root
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
@@ -53,6 +59,7 @@ __all__ = [
     "McpRequest",
     "claims_of",
     "forget_roots",
+    "lenient_roots_answer",
     "principal_of",
     "workspaces_chosen",
 ]
@@ -71,6 +78,8 @@ _PRINCIPAL = "homeport.principal"
 # The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
 ROOTS_INPUT = "homeport.roots"
 _STATELESS_ERA = "2026-07-28"
+# Where a 2026-07-28 roots answer carries the roots taken out of it (`lenient_roots_answer`).
+_IGNORED_ROOTS = "homeport/ignored_roots"
 _T = TypeVar("_T")
 
 
@@ -208,23 +217,29 @@ class McpRequest:
                 )
             except ValidationError:
                 return dataclasses.replace(inputs, roots_note="the client answered roots/list with something else")
-            return _with_roots(inputs, listed)
+            ignored = (listed.meta or {}).get(_IGNORED_ROOTS) or ()
+            return _with_roots(inputs, listed, tuple(str(uri) for uri in ignored))
         state = self._state()
         if _ROOTS in state or _ROOTS_NOTE in state:
             return dataclasses.replace(inputs, roots=state.get(_ROOTS), roots_note=state.get(_ROOTS_NOTE, ""))
         if not self.ctx.session.can_send_request:  # stateless 2025-era HTTP: nobody to ask
             return dataclasses.replace(inputs, roots_note="declared, but this connection cannot carry roots/list")
         note = ""
-        listed_roots: ListRootsResult | None = None
+        listed_roots: tuple[ListRootsResult, tuple[str, ...]] | None = None
         timeout = self.runtime.settings.roots_timeout_seconds
         with anyio.move_on_after(timeout):
             try:
-                listed_roots = await self.ctx.session.list_roots()
+                # Not session.list_roots(): its validation refuses a whole listing for one root that is not
+                # file:// (the SDK's type), which would fail every call of the connection.
+                raw = await self.ctx.session._connection.outbound.send_raw_request("roots/list", None)
+                listed_roots = _split_roots(raw)
             except MCPError as exc:
                 note = f"declared, but the client failed roots/list ({exc.error.message})"
+            except ValidationError:
+                note = "declared, but the client answered roots/list with something else"
         if listed_roots is None and not note:
             note = f"declared, but the client did not answer roots/list within {timeout:g} s"
-        attached = _with_roots(inputs, listed_roots) if listed_roots is not None else inputs
+        attached = _with_roots(inputs, *listed_roots) if listed_roots is not None else inputs
         attached = dataclasses.replace(attached, roots_note=attached.roots_note or note)
         if self.has_session:
             state[_ROOTS] = attached.roots
@@ -290,11 +305,70 @@ def forget_roots(ctx: Any) -> None:
     state.pop(_ROOTS_NOTE, None)
 
 
-def _with_roots(inputs: CallInputs, listed: ListRootsResult) -> CallInputs:
-    uris = tuple(str(r.uri) for r in listed.roots)
+def _with_roots(inputs: CallInputs, listed: ListRootsResult, ignored: tuple[str, ...] = ()) -> CallInputs:
+    # The ignored roots stay among the declared ones: the resolver admits nothing inside a root that is no
+    # local directory, so a client whose roots are all elsewhere gets no workspace rather than no bound.
+    uris = tuple(str(r.uri) for r in listed.roots) + ignored
     if not uris:
         return dataclasses.replace(inputs, roots=None, roots_note="declared, but the client listed no roots")
-    return dataclasses.replace(inputs, roots=uris)
+    note = ""
+    if ignored:
+        note = (
+            f"ignored the client's roots that are not file:// URIs ({', '.join(ignored)}): only local "
+            "directories bound a workspace"
+        )
+    return dataclasses.replace(inputs, roots=uris, roots_note=note)
+
+
+def _split_roots(raw: Mapping[str, Any]) -> tuple[ListRootsResult, tuple[str, ...]]:
+    """A roots/list answer as the roots the SDK's type admits (file:// URIs) and the URIs of the others.
+
+    Raises:
+        ValidationError: the answer is not a roots listing at all.
+    """
+    entries = raw.get("roots") if isinstance(raw, Mapping) else None
+    if not isinstance(entries, list):
+        return ListRootsResult.model_validate(raw, by_name=False), ()  # raises, naming what is wrong
+    kept: list[Root] = []
+    ignored: list[str] = []
+    for entry in entries:
+        try:
+            kept.append(Root.model_validate(entry, by_name=False))
+        except ValidationError:
+            uri = entry.get("uri") if isinstance(entry, Mapping) else None
+            ignored.append(_shown(uri if isinstance(uri, str) else json.dumps(entry, default=str)))
+    return ListRootsResult(roots=kept), tuple(ignored)
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+async def lenient_roots_answer(ctx: Any, call_next: Any) -> Any:
+    """SDK middleware: a 2026-07-28 call whose roots answer lists roots the SDK's type refuses (not
+    file://) goes on with those roots moved into the answer's `_meta`, where `attach_roots` finds them,
+    instead of failing as invalid parameters."""
+    params = ctx.params
+    if ctx.method != "tools/call" or not isinstance(params, Mapping):
+        return await call_next(ctx)
+    responses = params.get("inputResponses")
+    answer = responses.get(ROOTS_INPUT) if isinstance(responses, Mapping) else None
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("roots"), list):
+        return await call_next(ctx)
+    listed, ignored = _split_roots({"roots": answer["roots"]})
+    if not ignored:
+        return await call_next(ctx)
+    meta = answer.get("_meta")
+    meta = meta if isinstance(meta, Mapping) else {}
+    cleaned = {
+        **answer,
+        "roots": [root.model_dump(mode="json", by_alias=True, exclude_none=True) for root in listed.roots],
+        "_meta": {**meta, _IGNORED_ROOTS: list(ignored)},
+    }
+    assert isinstance(responses, Mapping)
+    return await call_next(
+        dataclasses.replace(ctx, params={**params, "inputResponses": {**responses, ROOTS_INPUT: cleaned}})
+    )
 
 
 def _utf8_header(value: str | None) -> str | None:
