@@ -253,7 +253,7 @@ def run_tool(data: Path, caller: str | None, folder: str, scope: str, action: st
             arguments["content"] = CONTENT
         if action == "list":
             arguments["recursive"] = True
-        return CallPipeline(runtime).execute(spec, spec.validate(arguments), LocalRequest(agent=caller), None)
+        return CallPipeline(runtime).call_blocking(spec, arguments, LocalRequest(agent=caller))
     finally:
         runtime.close()
 

@@ -192,13 +192,14 @@ def test_a_read_only_server_refuses_every_write_tool_in_the_pipeline(make_app, p
     request = LocalRequest()
     spec = CATALOG["log_decision"]
     pipeline = CallPipeline(runtime)
-    # The shell's path, which may forward to an owner, and the executing step itself.
-    for run in (pipeline.execute_or_forward, pipeline.execute):
-        with pytest.raises(PermissionDeniedError, match="--read-only"):
-            run(spec, spec.validate({"summary": "x"}), request, request.inputs(None))
+    # The shell's path, which may forward to an owner, and the deciding step itself.
+    with pytest.raises(PermissionDeniedError, match="--read-only"):
+        pipeline.call_blocking(spec, {"summary": "x"}, request)
+    with pytest.raises(PermissionDeniedError, match="--read-only"):
+        pipeline.decide(spec, {"summary": "x"}, request)
     assert not (project / ".homeport").exists()
     reads = CATALOG["get_decisions"]
-    assert pipeline.execute(reads, reads.validate({}), request, request.inputs(None))["decisions"] == []
+    assert pipeline.call_blocking(reads, {}, request)["decisions"] == []
 
 
 async def test_corrections_and_deletions_of_each_item_type_are_written_by_their_tools(

@@ -17,8 +17,7 @@ pytestmark = pytest.mark.anyio
 
 def run(runtime, name: str, **arguments):
     spec = CATALOG[name]
-    request = LocalRequest()
-    return CallPipeline(runtime).execute(spec, spec.validate(arguments), request, request.inputs(None))
+    return CallPipeline(runtime).call_blocking(spec, arguments, LocalRequest())
 
 
 @pytest.fixture

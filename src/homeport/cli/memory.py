@@ -75,11 +75,8 @@ class ToolCall:
         runtime = build_runtime(self.settings)
         try:
             request = LocalRequest(agent=self.settings.agent, progress=self.progress)
-            inputs = request.inputs(None)
-            if confirm is not None:
-                confirm(runtime.resolve(inputs, write=spec.write))
             try:
-                return CallPipeline(runtime).execute_or_forward(spec, spec.validate(arguments), request, inputs)
+                return CallPipeline(runtime).call_blocking(spec, arguments, request, confirm=confirm)
             except OSError as exc:  # export/import files; the store translates its own errors
                 where = f"{exc.filename}: " if exc.filename else ""
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import IO, Literal
 
 import click
@@ -10,9 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from homeport.cli._output import confirm_line, item_table
-from homeport.cli.memory import JSON_OPTION_HELP, Result, ToolCall, allow_secrets_option, memory_tool, parse_json
+from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool, parse_json
 from homeport.store import batch as batch_store
-from homeport.store import catalog
 from homeport.store import transfer as transfer_store
 from homeport.workspace import Workspace
 
@@ -139,21 +137,24 @@ def batch(call: ToolCall, item_type: str, items_file: IO[str]) -> None:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help=JSON_OPTION_HELP)
-def schema(as_json: bool) -> None:
+@memory_tool
+def schema(call: ToolCall) -> None:
     """The memory's item types, their fields and the tools that write them.
 
     \b
     Example: homeport schema --json
     """
-    result = catalog.memory_schema()
-    if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
-        return
-    table = item_table("type", "fields", "written by")
-    for name, spec in result["item_types"].items():
-        table.add_row(name, Text(", ".join(spec["fields"])), Text(", ".join(spec["write"]), style="dim"))
-    Console().print(table)
+    # Through the pipeline as get_memory_schema, like every other command: the caller's tool allowlist
+    # applies here too.
+    result = call.tool("get_memory_schema")
+
+    def render(console: Console, r: Result) -> None:
+        table = item_table("type", "fields", "written by")
+        for name, spec in r["item_types"].items():
+            table.add_row(name, Text(", ".join(spec["fields"])), Text(", ".join(spec["write"]), style="dim"))
+        console.print(table)
+
+    call.show(result, render)
 
 
 def _from_cwd(call: ToolCall, given: str | None) -> str | None:

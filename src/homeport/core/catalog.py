@@ -1,13 +1,18 @@
-"""Every tool, declared once: name, group, hints, description, what it needs, and the executor call.
+"""Every tool, declared once: name, group, effect, description, what it needs, and the executor call.
 
 A tool is a plain function whose first parameter is the `Call` the pipeline prepared and whose
 other parameters are the tool's arguments (their annotations are the input schema):
 
-    @CATALOG.tool("memory", WRITE, "Record a decision ...", write=True)
+    @CATALOG.tool("memory", WRITE, "Record a decision ...")
     def log_decision(call: Call, summary: str, rationale: str | None = None) -> dict[str, Any]:
         return decisions.log_decision(call.require_store(), summary, rationale=rationale)
 
-The declaration says what the call needs (`Needs`); the pipeline (`server.pipeline`) supplies it
+A tool declares one `Effect` (what it does to what it touches), and everything that depends on it is
+derived from it, never declared beside it: the MCP hints, whether its workspace is resolved as a
+write, and whether `--read-only` refuses it. Two flags that could disagree are how `--read-only`
+once let file writes through.
+
+The declaration says what the call needs (`Needs`); the pipeline (`core.pipeline`) supplies it
 the same way for every tool, over MCP and from the CLI: resolution from every source, the
 client's roots as a bound, the guards, the caller's access, strict arguments, the thread hop,
 one error mapping, and `workspace` in the result. A tool cannot skip any of it, because it never
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,10 +39,13 @@ __all__ = [
     "DASHBOARD",
     "DELETE",
     "GROUPS",
+    "QUERY",
     "READ",
     "REPLACE",
+    "SESSION",
     "WRITE",
     "WRITE_IDEMPOTENT",
+    "Effect",
     "Hints",
     "Needs",
     "Scan",
@@ -55,12 +64,49 @@ class Hints:
     idempotent: bool
 
 
-READ = Hints(read_only=True, destructive=False, idempotent=True)
-WRITE = Hints(read_only=False, destructive=False, idempotent=False)
-WRITE_IDEMPOTENT = Hints(read_only=False, destructive=False, idempotent=True)
-DELETE = Hints(read_only=False, destructive=True, idempotent=False)
-# Overwrites what was there before with the same outcome each time (export over a previous export).
-REPLACE = Hints(read_only=False, destructive=True, idempotent=True)
+class Effect(enum.Enum):
+    """What a tool does to what it touches: the one declaration its hints and refusals derive from."""
+
+    READ = "read"  # looks, changes nothing
+    WRITE = "write"  # adds something new each time (a decision, a progress entry)
+    UPDATE = "update"  # sets something to a value: the same outcome when repeated
+    DELETE = "delete"  # removes something
+    REPLACE = "replace"  # overwrites what was there with the same outcome each time (export, import)
+    # Runs the caller's statement on the project's own database: read-only unless the workspace's
+    # config allows writes, and read-only whatever it says on a --read-only server.
+    QUERY = "query"
+    # Changes only this connection's state (use_workspace's session default): nothing stored.
+    SESSION = "session"
+
+    @property
+    def hints(self) -> Hints:
+        return _HINTS[self]
+
+    @property
+    def changes(self) -> bool:
+        """It changes stored data (memory, files): refused by --read-only, its workspace resolved as a write."""
+        return self in (Effect.WRITE, Effect.UPDATE, Effect.DELETE, Effect.REPLACE)
+
+
+_HINTS = {
+    Effect.READ: Hints(read_only=True, destructive=False, idempotent=True),
+    Effect.WRITE: Hints(read_only=False, destructive=False, idempotent=False),
+    Effect.UPDATE: Hints(read_only=False, destructive=False, idempotent=True),
+    Effect.DELETE: Hints(read_only=False, destructive=True, idempotent=False),
+    Effect.REPLACE: Hints(read_only=False, destructive=True, idempotent=True),
+    # May change the database when the workspace allows it: not declared read-only.
+    Effect.QUERY: Hints(read_only=False, destructive=False, idempotent=False),
+    Effect.SESSION: Hints(read_only=False, destructive=False, idempotent=True),
+}
+
+# The names declarations use.
+READ = Effect.READ
+WRITE = Effect.WRITE
+WRITE_IDEMPOTENT = Effect.UPDATE
+DELETE = Effect.DELETE
+REPLACE = Effect.REPLACE
+QUERY = Effect.QUERY
+SESSION = Effect.SESSION
 
 
 class Needs(enum.Enum):
@@ -93,20 +139,28 @@ AllowSecretsArg = Annotated[
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: its contract (name, arguments, hints) and how the pipeline prepares its call."""
+    """One tool: its contract (name, arguments, effect) and how the pipeline prepares its call."""
 
     name: str
     group: str
     run: Callable[..., Any]
-    hints: Hints
+    effect: Effect
     description: str
     needs: Needs = Needs.STORE
-    write: bool = False  # resolved as a write: --require-explicit-workspace, no folder of projects
     create_store: bool | None = None  # default: `write`
     result_key: str | None = None  # a non-dict result is returned under this key
     report_unresolved: bool = False  # where_am_i: an unresolvable call is an answer, not an error
     scan: Scan = Scan.NONE
     parameters: tuple[inspect.Parameter, ...] = field(default=(), compare=False)
+
+    @property
+    def hints(self) -> Hints:
+        return self.effect.hints
+
+    @cached_property
+    def write(self) -> bool:
+        """Resolved as a write (--require-explicit-workspace, no folder of projects); refused by --read-only."""
+        return self.effect.changes
 
     @cached_property  # asked twice on every call; after the first, a plain attribute
     def takes_workspace(self) -> bool:
@@ -132,15 +186,34 @@ class ToolSpec:
         return any(p.name == "workspace" for p in self.parameters)
 
     @cached_property
+    def arguments(self) -> tuple[inspect.Parameter, ...]:
+        """Every argument a client may send: the executor's, plus `workspace` where the pipeline resolves one."""
+        if self.takes_workspace and not self.declares_workspace:
+            return (*self.parameters, _WORKSPACE_PARAMETER)
+        return self.parameters
+
+    @cached_property
+    def accepted(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.arguments)
+
+    @cached_property
     def _arguments_model(self) -> type[BaseModel]:
         fields: dict[str, Any] = {
-            p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default) for p in self.parameters
+            p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default) for p in self.arguments
         }
         config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
         return create_model(f"{self.name}_arguments", __config__=config, **fields)
 
+    @cached_property
+    def _json_arguments(self) -> frozenset[str]:
+        """Arguments that are not text: a client may send them as JSON inside a string (some do, always)."""
+        return frozenset(p.name for p in self.arguments if p.annotation is not str and "str" not in str(p.annotation))
+
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Check `arguments` against the tool's input schema, as the MCP layer does for a client's call.
+        """Check `arguments` against the tool's input schema (every adapter's calls, in the pipeline's first step).
+
+        A list or object sent as JSON text where the schema wants a list or object is read as JSON first,
+        as the MCP SDK does.
 
         Raises:
             InvalidArgumentError: an argument is missing, unknown, of the wrong type or out of range.
@@ -148,8 +221,39 @@ class ToolSpec:
         try:
             model = self._arguments_model.model_validate(arguments)
         except ValidationError as exc:
-            raise arguments_error(self.name, exc) from None
+            parsed = _json_in_text(arguments, self._json_arguments)
+            if parsed is None:
+                raise arguments_error(self.name, exc) from None
+            try:
+                model = self._arguments_model.model_validate(parsed)
+            except ValidationError:
+                raise arguments_error(self.name, exc) from None
         return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+_WORKSPACE_PARAMETER = inspect.Parameter(
+    "workspace",
+    inspect.Parameter.KEYWORD_ONLY,
+    default=None,
+    annotation=Annotated[
+        str | None,
+        Field(description="Project: absolute path, file:// URI or use_workspace handle. Omit when already set."),
+    ],
+)
+
+
+def _json_in_text(arguments: dict[str, Any], names: frozenset[str]) -> dict[str, Any] | None:
+    """`arguments` with the JSON lists and objects sent as text read, or None when there is none."""
+    changed = dict(arguments)
+    for name, value in arguments.items():
+        if name in names and isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(parsed, (dict, list)):
+                changed[name] = parsed
+    return changed if changed != arguments else None
 
 
 def arguments_error(tool: str, exc: ValidationError) -> InvalidArgumentError:
@@ -182,12 +286,11 @@ class ToolCatalog:
     def tool(
         self,
         group: str,
-        hints: Hints,
+        effect: Effect,
         description: str,
         *,
         name: str | None = None,
         needs: Needs = Needs.STORE,
-        write: bool = False,
         create_store: bool | None = None,
         key: str | None = None,
         report_unresolved: bool = False,
@@ -206,8 +309,10 @@ class ToolCatalog:
             if tool_name in self._specs:
                 raise ValueError(f"tool {tool_name} is declared twice")
             params = tuple(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+            if not isinstance(effect, Effect):
+                raise TypeError(f"tool {tool_name}: declare one Effect (READ, WRITE, ...), not {effect!r}")
             if scan is not Scan.NONE:
-                if not write:
+                if not effect.changes:
                     raise ValueError(f"tool {tool_name}: only a write can scan for secrets")
                 allow = inspect.Parameter(
                     "allow_secrets", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=AllowSecretsArg
@@ -217,10 +322,9 @@ class ToolCatalog:
                 name=tool_name,
                 group=group,
                 run=fn,
-                hints=hints,
+                effect=effect,
                 description=description,
                 needs=needs,
-                write=write,
                 create_store=create_store,
                 result_key=key,
                 report_unresolved=report_unresolved,

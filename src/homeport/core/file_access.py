@@ -18,7 +18,7 @@ from homeport.files import areas
 from homeport.files.directory import Directory, DirectoryFile
 from homeport.policy import file_areas as policy
 
-__all__ = ["DirectoryCache", "FileAreaService"]
+__all__ = ["DirectoryCache", "FileAreaService", "OpenArea"]
 
 
 class DirectoryCache:
@@ -74,17 +74,12 @@ class FileAreaService:
             caller, list_scope, agents=directory.agents_of(caller.org), teams=directory.teams_of(caller.org)
         )
 
-    def run(
-        self,
-        agent_id: str | None,
-        folder_id: str,
-        scope: str,
-        action: str,
-        operation: Callable[..., Any],
-        path: str,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        """Check the policy for `action`, then run the executor function `operation`; the result names the location."""
+    def open(self, agent_id: str | None, folder_id: str, scope: str, action: str) -> OpenArea:
+        """The area of `folder_id`/`scope` for `action` (read, write, delete), once the policy allows it.
+
+        Raises:
+            PermissionDeniedError: no agent, an agent missing from the directory, or the policy refuses.
+        """
         caller = self.caller(agent_id)
         owner = self.directory.get().folder_owner(caller.org, folder_id)
         exists = areas.area_exists(self.data_dir, caller.org, folder_id, scope) if scope in policy.SCOPES else True
@@ -98,14 +93,29 @@ class FileAreaService:
             exists=exists,
         )
         decision = policy.require(caller, folder, scope, action)
-        result = operation(self.data_dir, caller.org, folder_id, scope, path, **kwargs)
+        return OpenArea(self.data_dir, caller.org, folder_id, scope, decision.rule)
+
+
+@dataclass(frozen=True)
+class OpenArea:
+    """A folder's area that the policy let this call use for its action; the executor runs inside it."""
+
+    data_dir: Path
+    org: str
+    folder_id: str
+    scope: str
+    rule: str
+
+    def run(self, operation: Callable[..., Any], path: str, **kwargs: Any) -> dict[str, Any]:
+        """Run the executor function `operation` on `path`; the result names the location and the rule."""
+        result = operation(self.data_dir, self.org, self.folder_id, self.scope, path, **kwargs)
         if isinstance(result, list):
             result = {"entries": result}
-        root = areas.area_root(self.data_dir, caller.org, folder_id, scope)
+        root = areas.area_root(self.data_dir, self.org, self.folder_id, self.scope)
         return {
             **result,
-            "area": {"org": caller.org, "folder_id": folder_id, "scope": scope, "root": str(root)},
-            "rule": decision.rule,
+            "area": {"org": self.org, "folder_id": self.folder_id, "scope": self.scope, "root": str(root)},
+            "rule": self.rule,
         }
 
 

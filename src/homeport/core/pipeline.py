@@ -1,36 +1,44 @@
-"""The one path every tool call takes, over MCP and from the CLI.
+"""The one path every tool call takes, over MCP, from the shell and from the dashboard.
 
-    request (MCP context or CLI flags)
-      -> inputs: principal, workspace argument, header, query, session default   `CallRequest.inputs`
-      -> the client's roots, a bound on every source (cached, or asked for)      `CallRequest.attach_roots`
-      -> the caller's tool allowlist (access rules), before anything is resolved  `WorkspaceAccess.check_tool`
-      -> secrets in what a write carries (tools declared with `Scan`)            `SecretGate.check`
-      -> resolution and guards                                                    `WorkspaceResolver.resolve`
-      -> the caller's access to that workspace                                    `WorkspaceAccess.check`
-      -> a memory call of a project with a team server? its result, as it came   `TeamRouter.forward`
-      -> owned by another live instance? its result, as it came                  `Forwarder.forward`
-      -> the store (opened, or created for writes)                                `Runtime.store_for`
-      -> the executor, on a worker thread over HTTP, its writes recorded as the   `ToolSpec.run`
-         caller's (principal, client, tool)                                      `provenance.writing_as`
-      -> overrides of the secret check recorded in the memory                     `SecretGate.record`
-      -> the result with `workspace` added                                        `tool_result`
+Two functions, the same for every adapter and every configuration:
 
-No step is optional and no tool sees the raw request, so a change for speed in one step cannot
-let a call skip another. Errors are `HomeportError`s; the MCP binding and the CLI each turn them
-into their own kind of answer in one place.
+    decide(tool, arguments, request) -> Route       the steps in `STEPS`, always in this order:
+      validate    the arguments against the tool's schema; unknown ones refused     `ToolSpec.validate`
+      read_only   a tool whose declared effect changes anything, on --read-only     `Effect.changes`
+      allowlist   the caller's tool allowlist (access rules)                          `WorkspaceAccess.check_tool`
+      secrets     what a write carries (tools declared with `Scan.ARGUMENTS`)         `SecretGate.check`
+      resolve     the workspace from its sources, within the guards and client roots `WorkspaceResolver`
+      access      the caller's access to that workspace                               `WorkspaceAccess.check`
+      route       here, the project's team server, or the live instance that owns it `TeamRouter`, `Forwarder`
+
+    perform(route) -> result                        the steps in `PERFORM_STEPS`:
+      open        the store (opened, or created for writes), or the policy-checked file area
+      run         the executor, its writes recorded as the caller's (principal, client, tool)
+      record      overrides of the secret check, and the memory queued for embedding
+      shape       the result with `workspace` added
+
+A route that leaves this process is handed to the mesh (`homeport.mesh`) with the tool's name,
+the workspace and the arguments; the other side runs this whole path again. The async edge
+(`call`: MCP and the dashboard) and the blocking edge (`call_blocking`: the shell) are a few lines
+around the same two functions. No tool sees the raw request, so no tool can skip a step, and a
+change for speed in one step cannot remove another. Errors are `HomeportError`s; each adapter
+turns them into its own kind of answer in one place.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio.to_thread
+import pydantic_core
 
 from homeport import __version__
-from homeport.core.catalog import Needs, Scan, ToolSpec
+from homeport.core.catalog import Effect, Needs, Scan, ToolSpec
 from homeport.core.runtime import Runtime, tool_result
 from homeport.core.secret_gate import SecretGate
 from homeport.errors import (
@@ -48,7 +56,23 @@ from homeport.store.loop_calls import MustWait, may_wait, on_loop
 from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
 
-__all__ = ["Call", "CallPipeline", "CallRequest", "LocalRequest", "owners_answer", "unknown_arguments_error"]
+if TYPE_CHECKING:
+    from homeport.core.file_access import OpenArea
+    from homeport.mesh.forwarding import Forwarder
+    from homeport.mesh.team import TeamRoute
+
+__all__ = [
+    "PERFORM_STEPS",
+    "STEPS",
+    "Call",
+    "CallPipeline",
+    "CallRequest",
+    "LocalRequest",
+    "Route",
+    "owners_answer",
+    "unknown_arguments_error",
+    "with_source",
+]
 
 # The workspace names other servers use: a call that carries one is told to use `workspace`.
 FOREIGN_WORKSPACE_NAMES = frozenset(
@@ -58,6 +82,8 @@ FOREIGN_WORKSPACE_NAMES = frozenset(
 
 # Arguments that are never written as memory text: not scanned for secrets.
 _NOT_SCANNED = frozenset({"workspace", "allow_secrets"})
+# What a file tool's effect asks of the file-area policy.
+_FILE_ACTIONS = {Effect.READ: "read", Effect.UPDATE: "write", Effect.WRITE: "write", Effect.DELETE: "delete"}
 
 
 class CallRequest(Protocol):
@@ -132,6 +158,7 @@ class Call:
     store: Store | None = None
     error: WorkspaceError | None = None  # only for tools that report an unresolvable call
     secrets: SecretGate | None = None  # tools declared with `Scan`
+    area: OpenArea | None = None  # file tools: the folder's area, the policy already checked
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -166,8 +193,32 @@ class Call:
         return self.store
 
 
+STEPS = ("validate", "read_only", "allowlist", "secrets", "resolve", "access", "route")
+PERFORM_STEPS = ("open", "run", "record", "shape")
+
+Destination = Literal["here", "team", "owner"]
+
+
+@dataclass
+class Route:
+    """A decided call: the tool, its checked arguments, its workspace, and where it is served."""
+
+    spec: ToolSpec
+    given: dict[str, Any]  # the arguments as the caller sent them: what goes to another instance
+    request: CallRequest
+    arguments: dict[str, Any] = field(default_factory=dict)  # validated, with the defaults filled in
+    inputs: CallInputs | None = None
+    workspace: Workspace | None = None
+    error: WorkspaceError | None = None  # only for tools that report an unresolvable call
+    secrets: SecretGate | None = None  # tools declared with `Scan`
+    to: Destination = "here"
+    team: TeamRoute | None = None  # to == "team"
+    owner: tuple[str, Owner] | None = None  # to == "owner": (the root it registered, the owner)
+    steps: list[str] = field(default_factory=list)  # the steps this call passed, in order (a test reads them)
+
+
 class CallPipeline:
-    """Run declared tools for one runtime."""
+    """Decide and perform declared tools for one runtime."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -175,210 +226,250 @@ class CallPipeline:
         # A PostgreSQL store waits on the network for every statement: its calls always go to a thread.
         self._store_on_loop = runtime.stores.postgres is None
 
-    async def call(self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest) -> dict[str, Any] | Any:
-        """Run `spec` with validated `arguments` for an MCP request.
+    # -- the edges
 
-        Returns the result dict, or the client-input request (roots, 2026-07-28) to send back as is.
+    async def call(self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest) -> dict[str, Any] | Any:
+        """Run `spec` with a client's `arguments` (as sent) for an MCP request or a dashboard page.
+
+        Returns the result dict, the owner's or team server's result as it came, or the client-input
+        request (roots, 2026-07-28) to send back as is.
 
         Raises:
-            HomeportError: resolution, a guard, the caller's access or the executor refused the call.
+            HomeportError: a step refused the call, or the executor did.
         """
-        self._refuse_write_if_read_only(spec)
         inputs: CallInputs | None = None
-        checked: Workspace | None = None
         if spec.takes_workspace:
-            inputs = request.inputs(_workspace_argument(spec, arguments))
-            attached = await request.attach_roots(inputs)
+            argument = arguments.get("workspace")
+            attached = await request.attach_roots(request.inputs(argument if isinstance(argument, str) else None))
             if not isinstance(attached, CallInputs):
                 return attached
             inputs = attached
-            forwarded, checked = await self._forward(spec, arguments, request, inputs)
-            if forwarded is not None:
-                return forwarded
         if not self._threaded:  # stdio: one client, and a thread hop would cost more than most reads
-            return self.execute(spec, arguments, request, inputs, checked)
+            route = self.decide(spec, arguments, request, inputs)
+            return await self._leave(route) if route.to != "here" else self.perform(route)
+        # HTTP: decided on the loop (resolution is a few stat calls, less than a thread hop), unless a
+        # step of it could wait (`loop_calls`: a registry that changed); then on a worker thread.
+        try:
+            with on_loop():
+                route = self.decide(spec, arguments, request, inputs)
+        except MustWait:
+            route = await anyio.to_thread.run_sync(self.decide, spec, arguments, request, inputs)
+        if route.to != "here":
+            return await self._leave(route)
         if spec.needs is Needs.STORE and self._store_on_loop:
-            # A memory call on SQLite runs here on the loop unless a step of it could wait (`loop_calls`):
-            # then, before it has changed anything, it is run again from the start on a worker thread.
+            # A memory call on SQLite runs here on the loop unless a step of it could wait: then, before it
+            # has changed anything, it is performed again from the start on a worker thread.
             try:
                 with on_loop():
-                    return self.execute(spec, arguments, request, inputs, checked)
+                    return self.perform(route)
             except MustWait:
                 pass
-        return await anyio.to_thread.run_sync(self.execute, spec, arguments, request, inputs, checked)
+        return await anyio.to_thread.run_sync(self.perform, route)
 
-    async def _forward(
-        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs
-    ) -> tuple[Any | None, Workspace | None]:
-        """(the owner's result, None) when another live instance owns the call's workspace; else
-        (None, the workspace when this step resolved it, so that it is not resolved again here).
-
-        Resolution, the guards and the caller's access run here first, exactly as for a local call;
-        the owner runs them again on the root it is sent.
-        """
-        if request.forwarded or not spec.goes_to_owner:
-            return None, None
-        team = self.runtime.team
-        if team is not None and spec.goes_to_team:
-            workspace, route = await self._blocking(self._team_of_call, spec, request, inputs)
-            if route is not None:
-                return await team.forward(route, spec.name, arguments), None
-            checked: Workspace | None = workspace
-        else:
-            checked = None
-        forwarder = self.runtime.forwarder
-        if forwarder is None:
-            return None, checked
-        # One stat per call; reading a changed registry takes its lock and asks owners for /healthz:
-        # not on the loop.
-        anyone_else = forwarder.anyone_else_if_current()
-        if anyone_else is None:
-            anyone_else = await self._blocking(forwarder.anyone_else)
-        if not anyone_else:
-            return None, checked
-        # On the loop: the registry is current, and resolution is a few stat calls (tens of µs),
-        # less than the thread hop it would take (bench/forwarding.py).
-        workspace, found = self._owner_of_call(spec, request, inputs, checked)
-        if found is None:
-            return None, workspace
-        owned, owner = found
-        result = await forwarder.forward(
-            owned,
-            owner,
-            workspace.root,
-            spec.name,
-            arguments,
-            agent=request.agent,
-            claims=request.claims,
-            client=request.client,
-        )
-        return result, None
-
-    async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
-        if self._threaded:
-            return await anyio.to_thread.run_sync(fn, *args)
-        return fn(*args)
-
-    def _team_of_call(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> tuple[Workspace, Any]:
-        assert self.runtime.team is not None
-        self._check_tool(spec, request)
-        workspace = self._resolve_and_check(spec, request, inputs)
-        if workspace.logical_key is not None:
-            return workspace, None
-        return workspace, self.runtime.team.route(workspace.root)
-
-    def _owner_of_call(
-        self, spec: ToolSpec, request: CallRequest, inputs: CallInputs, checked: Workspace | None
-    ) -> tuple[Workspace, tuple[str, Owner] | None]:
-        assert self.runtime.forwarder is not None
-        if checked is None:
-            self._check_tool(spec, request)
-        workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
-        if workspace.logical_key is not None:  # a key is served where its store is: this server
-            return workspace, None
-        return workspace, self.runtime.forwarder.owner_of(workspace.root)
-
-    def _check_tool(self, spec: ToolSpec, request: CallRequest) -> None:
-        self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
-
-    def _refuse_write_if_read_only(self, spec: ToolSpec) -> None:
-        # Before forwarding too: an owner started without --read-only must not take the write instead.
-        if spec.write and self.runtime.settings.read_only:
-            raise PermissionDeniedError(
-                f"{spec.name} writes, and this server was started with --read-only; nothing was changed. "
-                "Restart it without --read-only to make changes"
-            )
-
-    def _resolve_and_check(self, spec: ToolSpec, request: CallRequest, inputs: CallInputs) -> Workspace:
-        # Checked again on every call whatever named the workspace: a handle or a session is no capability.
-        workspace = self.runtime.resolve(inputs, write=spec.write)
-        self.runtime.access.check(
-            request.principal, workspace.root, write=spec.write, claims=request.claims, key=workspace.logical_key
-        )
-        return workspace
-
-    def execute_or_forward(
-        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
-    ) -> dict[str, Any]:
-        """The shell's call: a team project's memory call goes to its team server (`workspace` then names
-        the team server as `team`), a workspace another live instance owns (the daemon, a `serve --own`)
-        to that owner, anything else is executed here. A remote error is raised here as the same class.
-
-        Raises:
-            HomeportError: as `call`; TeamServerUnavailableError when the team server gives no answer.
-        """
-        self._refuse_write_if_read_only(spec)
-        checked: Workspace | None = None
-        if inputs is None or request.forwarded or not spec.goes_to_owner:
-            return self.execute(spec, arguments, request, inputs)
-        team = self.runtime.team
-        if team is not None and spec.goes_to_team:
-            checked, route = self._team_of_call(spec, request, inputs)
-            if route is not None:
-                try:
-                    answer = owners_answer(team.forward_blocking(route, spec.name, arguments, request.client))
-                except LogicalWorkspaceError as exc:
-                    raise LogicalWorkspaceError(
-                        f"{spec.name} reads or writes the project's own files, and this project's memory is on "
-                        f"its team server {route.url} (project {route.key}), which cannot see them; it is not "
-                        "available in a team project (the other memory commands are). Nothing was changed"
-                    ) from exc
-                if isinstance(answer.get("workspace"), dict):
-                    answer["workspace"] = {**answer["workspace"], "team": route.url}
-                return answer
-        forwarder = self.runtime.forwarder
-        if forwarder is not None and forwarder.anyone_else():
-            checked, found = self._owner_of_call(spec, request, inputs, checked)
-            if found is not None:
-                owned, owner = found
-                result = forwarder.forward_blocking(
-                    owned,
-                    owner,
-                    checked.root,
-                    spec.name,
-                    arguments,
-                    agent=request.agent,
-                    claims=request.claims,
-                    client=request.client,
-                )
-                return owners_answer(result)
-        return self.execute(spec, arguments, request, inputs, checked)
-
-    def execute(
+    def call_blocking(
         self,
         spec: ToolSpec,
         arguments: dict[str, Any],
         request: CallRequest,
-        inputs: CallInputs | None,
-        checked: Workspace | None = None,
+        confirm: Callable[[Workspace], None] | None = None,
     ) -> dict[str, Any]:
-        """The blocking part: resolve, check access, open the store, run, shape. The CLI calls it directly.
-
-        `checked` is the workspace the forwarding step already resolved and checked for this call.
+        """The shell's call: the same steps, then the team server, the owner (the daemon, a `serve --own`)
+        or this process. A remote error is raised here as the same class. `confirm(workspace)` runs once
+        the call is decided and before anything is changed, and may abort.
 
         Raises:
-            HomeportError: as `call`.
+            HomeportError: as `call`; TeamServerUnavailableError when the team server gives no answer.
         """
-        if checked is None:
-            # The access step begins with the tool allowlist: a refused tool is scanned and resolved never.
-            self._check_tool(spec, request)
-        self._refuse_write_if_read_only(spec)
-        call = Call(self.runtime, request, inputs, tool=spec.name)
+        inputs = request.inputs(None) if spec.takes_workspace else None
+        route = self.decide(spec, arguments, request, inputs)
+        if confirm is not None and route.workspace is not None:
+            confirm(route.workspace)
+        if route.to == "team":
+            return self._team_answer(route)
+        if route.to == "owner":
+            owned, owner = self._owner(route)
+            result = self._forwarder.forward_blocking(owned, owner, self._root(route), **self._carried(route))
+            answer: dict[str, Any] = self._as_resolved_here(route, owners_answer(result))
+            return answer
+        return self.perform(route)
+
+    # -- decide
+
+    def decide(
+        self, spec: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None = None
+    ) -> Route:
+        """Run the steps of `STEPS` in order and say where the call is served.
+
+        `inputs` are the request's (with the client's roots attached); by default `request.inputs`.
+
+        Raises:
+            HomeportError: a step refused the call.
+        """
+        route = Route(spec, arguments, request)
+        steps = route.steps
+        # validate: the tool's own schema, unknown arguments refused before anything else
+        unknown = [name for name in arguments if name not in spec.accepted]
+        if unknown:
+            raise unknown_arguments_error(spec.name, unknown, list(spec.accepted))
+        route.arguments = arguments = spec.validate(arguments)
+        steps.append("validate")
+        # read_only: before forwarding too, so that an owner started without --read-only never takes it
+        if spec.write and self.runtime.settings.read_only:
+            raise PermissionDeniedError(
+                f"{spec.name} changes what it touches, and this server was started with --read-only; nothing was "
+                "changed. Restart it without --read-only to make changes"
+            )
+        steps.append("read_only")
+        # allowlist: a refused tool is scanned and resolved never
+        self.runtime.access.check_tool(request.principal, request.claims, spec.name, spec.group)
+        steps.append("allowlist")
+        # secrets: before resolution, so that a refused write does not even create the store
         if spec.scan is not Scan.NONE:
-            # Before resolution: a refused write must not even create the store.
-            call.secrets = SecretGate(spec.name, allowed=bool(arguments.get("allow_secrets")))
+            route.secrets = SecretGate(spec.name, allowed=bool(arguments.get("allow_secrets")))
             if spec.scan is Scan.ARGUMENTS:
-                call.secrets.check({k: v for k, v in arguments.items() if k not in _NOT_SCANNED})
+                route.secrets.check({k: v for k, v in arguments.items() if k not in _NOT_SCANNED})
+        steps.append("secrets")
+        # resolve and access: checked again on every call whatever named the workspace (a handle or a
+        # session is no capability)
         if spec.takes_workspace:
-            assert inputs is not None
+            argument = arguments.get("workspace") or None
+            if inputs is None:
+                inputs = request.inputs(argument)
+            elif inputs.argument != argument:
+                inputs = dataclasses.replace(inputs, argument=argument)
+            route.inputs = inputs
             try:
-                call.workspace = checked if checked is not None else self._resolve_and_check(spec, request, inputs)
+                route.workspace = workspace = self.runtime.resolve(inputs, write=spec.write)
+                steps.append("resolve")
+                self.runtime.access.check(
+                    request.principal,
+                    workspace.root,
+                    write=spec.write,
+                    claims=request.claims,
+                    key=workspace.logical_key,
+                )
+                steps.append("access")
             except WorkspaceError as exc:
                 if not spec.report_unresolved:
                     raise
-                call.error = exc
-            if call.workspace is not None and spec.needs is Needs.STORE:
-                call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
+                route.workspace, route.error = None, exc
+                steps.extend(step for step in ("resolve", "access") if step not in steps)
+        else:
+            steps.extend(("resolve", "access"))
+        self._route(route)
+        steps.append("route")
+        return route
+
+    def _route(self, route: Route) -> None:
+        """Here, the project's team server (memory calls of a trusted [team] project), or its owner."""
+        spec, workspace = route.spec, route.workspace
+        if route.request.forwarded or not spec.goes_to_owner or workspace is None or workspace.logical_key is not None:
+            return  # a forwarded call is served here (one hop at most); a key is served where its store is
+        team = self.runtime.team
+        if team is not None and spec.goes_to_team:
+            may_wait("the project's team configuration")
+            route.team = team.route(workspace.root)
+            if route.team is not None:
+                route.to = "team"
+                return
+        forwarder = self.runtime.forwarder
+        if forwarder is None:
+            return
+        anyone_else = forwarder.anyone_else_if_current()  # one stat while the registry is unchanged
+        if anyone_else is None:
+            may_wait("the instance registry")  # reading it takes its lock and asks owners for /healthz
+            anyone_else = forwarder.anyone_else()
+        if anyone_else:
+            route.owner = forwarder.owner_of(workspace.root)
+            if route.owner is not None:
+                route.to = "owner"
+
+    # -- leave
+
+    async def _leave(self, route: Route) -> Any:
+        """The team server's or the owner's result, for the async edge."""
+        if route.to == "team":
+            assert self.runtime.team is not None and route.team is not None
+            return await self.runtime.team.forward(route.team, route.spec.name, self._sent(route))
+        owned, owner = self._owner(route)
+        result = await self._forwarder.forward(owned, owner, self._root(route), **self._carried(route))
+        return self._as_resolved_here(route, result)
+
+    def _team_answer(self, route: Route) -> dict[str, Any]:
+        assert self.runtime.team is not None and route.team is not None
+        spec, team = route.spec, route.team
+        try:
+            answer = owners_answer(
+                self.runtime.team.forward_blocking(team, spec.name, self._sent(route), route.request.client)
+            )
+        except LogicalWorkspaceError as exc:
+            raise LogicalWorkspaceError(
+                f"{spec.name} reads or writes the project's own files, and this project's memory is on "
+                f"its team server {team.url} (project {team.key}), which cannot see them; it is not "
+                "available in a team project (the other memory commands are). Nothing was changed"
+            ) from exc
+        if isinstance(answer.get("workspace"), dict):
+            answer["workspace"] = {**answer["workspace"], "team": team.url}
+        return answer
+
+    @property
+    def _forwarder(self) -> Forwarder:
+        assert self.runtime.forwarder is not None
+        return self.runtime.forwarder
+
+    @staticmethod
+    def _owner(route: Route) -> tuple[str, Owner]:
+        assert route.owner is not None
+        return route.owner
+
+    @staticmethod
+    def _root(route: Route) -> Path:
+        assert route.workspace is not None
+        return route.workspace.root
+
+    @staticmethod
+    def _sent(route: Route) -> dict[str, Any]:
+        """The arguments as the caller sent them, without `workspace`: it travels in a header instead."""
+        return {k: v for k, v in route.given.items() if k != "workspace" or route.spec.declares_workspace}
+
+    def _carried(self, route: Route) -> dict[str, Any]:
+        request = route.request
+        return {
+            "tool": route.spec.name,
+            "arguments": self._sent(route),
+            "agent": request.agent,
+            "claims": request.claims,
+            "client": request.client,
+        }
+
+    @staticmethod
+    def _as_resolved_here(route: Route, result: Any) -> Any:
+        """The owner's result naming the workspace's source as this process resolved it.
+
+        The owner is handed the root in a header and would say `header`; the caller chose the
+        workspace by an argument, a flag, its roots or its directory, and the result says so.
+        """
+        assert route.workspace is not None
+        return with_source(result, route.workspace.source)
+
+    # -- perform
+
+    def perform(self, route: Route) -> dict[str, Any]:
+        """Open what the call needs, run the executor, record, shape: the steps of `PERFORM_STEPS`.
+
+        Raises:
+            HomeportError: the store, the file area's policy or the executor refused the call.
+        """
+        spec, request, arguments, steps = route.spec, route.request, route.arguments, route.steps
+        call = Call(self.runtime, request, route.inputs, tool=spec.name, workspace=route.workspace, error=route.error)
+        call.secrets = route.secrets
+        if call.workspace is not None and spec.needs is Needs.STORE:
+            call.store = self.runtime.store_for(call.workspace, write=spec.write, create=spec.creates_store)
+        elif spec.needs is Needs.FILES and "folder_id" in arguments:
+            call.area = self.runtime.files.open(
+                request.agent, arguments["folder_id"], arguments["scope"], _FILE_ACTIONS[spec.effect]
+            )
+        steps.append("open")
         kwargs = {k: v for k, v in arguments.items() if k != "workspace" or spec.declares_workspace}
         if call.secrets is not None:
             kwargs.pop("allow_secrets", None)
@@ -390,12 +481,15 @@ class CallPipeline:
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
             raise InvalidArgumentError(f"{spec.name}: an argument is out of range ({exc})") from exc
+        steps.append("run")
         if spec.write and isinstance(result, dict):
             result = {**result, "written_by": writer.describe()}
         if call.secrets is not None:
             call.secrets.record(call.store, request.principal)
         if call.store is not None:  # queues items for embedding; never waits for it
             self.runtime.semantic.notice(call.store, wrote=spec.write)
+        steps.append("record")
+        steps.append("shape")
         if call.workspace is None or spec.report_unresolved:
             return result if isinstance(result, dict) else {spec.result_key or "result": result}
         return tool_result(call.workspace, result, spec.result_key)
@@ -417,9 +511,38 @@ def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[s
     )
 
 
-def _workspace_argument(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-    value = arguments.get("workspace") if spec.declares_workspace else arguments.pop("workspace", None)
-    return value or None
+def with_source(result: Any, source: str) -> Any:
+    """`result` (a result dict, its JSON, or the SDK's `CallToolResult`) with `workspace.source` set to `source`."""
+    if isinstance(result, dict):
+        content = result.get("structuredContent") if "structuredContent" in result else result
+        if isinstance(content, dict) and isinstance(content.get("workspace"), dict):
+            content["workspace"] = {**content["workspace"], "source": source}
+        return result
+    content = getattr(result, "structured_content", None)
+    if isinstance(content, dict) and isinstance(content.get("workspace"), dict):
+        workspace = content["workspace"]
+        if workspace.get("source") != source:
+            fixed = {**content, "workspace": {**workspace, "source": source}}
+            result = result.model_copy(
+                update={"structured_content": fixed, "content": _reworded(result.content, content, fixed)}
+            )
+    return result
+
+
+def _reworded(parts: Any, old: dict[str, Any], new: dict[str, Any]) -> Any:
+    """The text parts of a result whose JSON was `old`, as `new` (the same serialisation the SDK gives)."""
+    out = []
+    for part in parts or ():
+        text = getattr(part, "text", None)
+        if text is not None:
+            try:
+                same = json.loads(text) == old
+            except ValueError:
+                same = False
+            if same:
+                part = part.model_copy(update={"text": pydantic_core.to_json(new, fallback=str, indent=2).decode()})
+        out.append(part)
+    return out
 
 
 def owners_answer(result: Any) -> dict[str, Any]:

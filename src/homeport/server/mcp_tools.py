@@ -2,9 +2,10 @@
 
 Each `ToolSpec` becomes an SDK `Tool` whose input schema is the spec's parameters (plus the
 `workspace` argument where the tool resolves one) with `additionalProperties: false`, and whose
-body hands the call to the pipeline. Arguments a tool does not have are refused before anything
-runs (`StrictTool.run`): a misnamed workspace argument must never fall through to a default
-workspace. Every `HomeportError` becomes an `isError` result here, in one place: its text is the
+body hands the client's arguments, as sent, to the pipeline (`StrictTool.run`): its first step
+validates them against the same schema for every adapter, and refuses arguments a tool does not
+have before anything runs (a misnamed workspace argument must never fall through to a default
+workspace). Every `HomeportError` becomes an `isError` result here, in one place: its text is the
 message and `[code]`, its structured content `{"error": {"code", "message"}}`.
 """
 
@@ -12,50 +13,41 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterable
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from homeport.core.catalog import ToolSpec, arguments_error
-from homeport.core.pipeline import CallPipeline, unknown_arguments_error
+from homeport.core.catalog import ToolSpec
+from homeport.core.pipeline import CallPipeline
 from homeport.core.runtime import Runtime
 from homeport.errors import HomeportError, InternalError
 from homeport.server.request import McpRequest
 
-__all__ = ["Reply", "StrictTool", "WorkspaceArg", "build_tools", "error_result"]
+__all__ = ["Reply", "StrictTool", "build_tools", "error_result"]
 
 logger = logging.getLogger("homeport")
-
-WorkspaceArg = Annotated[
-    str | None,
-    Field(description="Project: absolute path, file:// URI or use_workspace handle. Omit when already set."),
-]
 # What a tool returns: its result, or (2026-07-28, roots needed) the question for the client's roots.
 # The SDK leaves InputRequiredResult out of the output schema and passes it through unchanged.
 Reply = dict[str, Any] | InputRequiredResult
 
 
 class StrictTool(Tool):
-    """An SDK tool that refuses arguments it does not declare instead of dropping them."""
+    """An SDK tool whose arguments the pipeline validates, as it does the shell's and the dashboard's.
+
+    The SDK would validate them first with a model of its own and drop arguments a tool does not
+    declare; the pipeline refuses those, and one validation per call is enough.
+    """
+
+    call: Callable[[Any, dict[str, Any]], Awaitable[Any]] | None = Field(default=None, exclude=True)
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        accepted = list(self.parameters.get("properties", {}))
-        unknown = [name for name in arguments if name not in accepted]
-        if unknown:
-            return error_result(unknown_arguments_error(self.name, unknown, accepted))
-        try:
-            return await super().run(arguments, context, convert_result)
-        except ToolError as exc:
-            # The SDK's own argument check (types, ranges, size caps): the same error, with its code, as
-            # the pipeline's check gives, instead of pydantic's text with the rejected value echoed.
-            if isinstance(exc.__cause__, ValidationError):
-                return error_result(arguments_error(self.name, exc.__cause__))
-            raise
+        assert self.call is not None, "a StrictTool is made by build_tools"
+        result = await self.call(context, arguments)
+        return self.fn_metadata.convert_result(result) if convert_result else result
 
 
 def error_result(exc: HomeportError) -> CallToolResult:
@@ -72,7 +64,7 @@ def build_tools(specs: Iterable[ToolSpec], runtime: Runtime) -> list[Tool]:
 
 
 def _bind(spec: ToolSpec, pipeline: CallPipeline, runtime: Runtime) -> Tool:
-    async def entry(ctx: Context, **arguments: Any) -> Any:
+    async def call(ctx: Context, arguments: dict[str, Any]) -> Any:
         runtime.counts.calls += 1
         try:
             return await pipeline.call(spec, arguments, McpRequest(ctx, runtime))
@@ -89,12 +81,11 @@ def _bind(spec: ToolSpec, pipeline: CallPipeline, runtime: Runtime) -> Tool:
                 )
             )
 
+    def entry(ctx: Context, **arguments: Any) -> Any:  # its signature is the input schema; `call` runs
+        raise AssertionError("StrictTool.run calls the pipeline")
+
     params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
-    params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in spec.parameters]
-    if spec.takes_workspace and "workspace" not in {p.name for p in spec.parameters}:
-        params.append(
-            inspect.Parameter("workspace", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=WorkspaceArg)
-        )
+    params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in spec.arguments]
     entry.__signature__ = inspect.Signature(params, return_annotation=Reply)  # type: ignore[attr-defined]
     entry.__annotations__ = {p.name: p.annotation for p in params} | {"return": Reply}
     entry.__name__ = entry.__qualname__ = spec.name
@@ -111,4 +102,6 @@ def _bind(spec: ToolSpec, pipeline: CallPipeline, runtime: Runtime) -> Tool:
         ),
     )
     tool.parameters["additionalProperties"] = False
+    assert isinstance(tool, StrictTool)
+    tool.call = call
     return tool

@@ -46,7 +46,6 @@ def get_item_writes(call: Call, item_type: ItemWithId, item_ids: Annotated[list[
     DASHBOARD,
     WRITE_IDEMPOTENT,
     "Correct a decision: the fields given replace the stored ones.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def update_decision(

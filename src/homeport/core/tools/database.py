@@ -6,14 +6,12 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from homeport.core.catalog import CATALOG, READ, Hints, Needs
+from homeport.core.catalog import CATALOG, QUERY, READ, Needs
 from homeport.core.pipeline import Call
 
 __all__: list[str] = []
 
 Json = dict[str, Any]
-# Read-only unless the operator allows writes for the workspace, so not declared read-only.
-QUERY = Hints(read_only=False, destructive=False, idempotent=False)
 
 
 @CATALOG.tool(

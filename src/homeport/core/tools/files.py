@@ -1,7 +1,8 @@
 """File-area tools: private and shared folders of agents and teams.
 
 The calling agent comes from the principal (a verified bearer token over HTTP, `--agent` on
-stdio), never from an argument; the policy table decides before the executor touches a file.
+stdio), never from an argument; the policy table decides in the pipeline's `open` step, for the
+action the tool's declared effect names, before the executor touches a file.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from homeport.core.catalog import CATALOG, DELETE, READ, WRITE_IDEMPOTENT, Needs
+from homeport.core.file_access import OpenArea
 from homeport.core.pipeline import Call
 from homeport.files import areas
 
@@ -39,15 +41,12 @@ def list_folders(
     "files", READ, "List the files in a folder's area (recursive=true for the whole tree).", needs=Needs.FILES
 )
 def list_files(call: Call, folder_id: FolderArg, scope: ScopeArg, path: str = "", recursive: bool = False) -> Json:
-    return call.runtime.files.run(
-        call.request.agent, folder_id, scope, "read", areas.list_folder_entries, path, recursive=recursive
-    )
+    return _area(call).run(areas.list_folder_entries, path, recursive=recursive)
 
 
 @CATALOG.tool("files", READ, "Read a file from a folder's area; binary files come back base64.", needs=Needs.FILES)
 def read_file_by_id(call: Call, folder_id: FolderArg, scope: ScopeArg, path: PathArg) -> Json:
-    service = call.runtime.files
-    return service.run(call.request.agent, folder_id, scope, "read", areas.read_file, path, max_bytes=service.max_bytes)
+    return _area(call).run(areas.read_file, path, max_bytes=call.runtime.files.max_bytes)
 
 
 @CATALOG.tool(
@@ -65,17 +64,8 @@ def write_file_by_id(
     content: str,
     encoding: Literal["utf-8", "base64"] = "utf-8",
 ) -> Json:
-    service = call.runtime.files
-    return service.run(
-        call.request.agent,
-        folder_id,
-        scope,
-        "write",
-        areas.write_file,
-        path,
-        content=content,
-        encoding=encoding,
-        max_bytes=service.max_bytes,
+    return _area(call).run(
+        areas.write_file, path, content=content, encoding=encoding, max_bytes=call.runtime.files.max_bytes
     )
 
 
@@ -83,11 +73,17 @@ def write_file_by_id(
     "files", DELETE, "Delete a file (or an empty folder) from your own or your team's area.", needs=Needs.FILES
 )
 def delete_file_by_id(call: Call, folder_id: FolderArg, scope: ScopeArg, path: PathArg) -> Json:
-    return call.runtime.files.run(call.request.agent, folder_id, scope, "delete", areas.delete_file, path)
+    return _area(call).run(areas.delete_file, path)
 
 
 @CATALOG.tool(
     "files", READ, 'Size, modification time and sha256 of a file; path "" is the area itself.', needs=Needs.FILES
 )
 def get_file_info_by_id(call: Call, folder_id: FolderArg, scope: ScopeArg, path: str) -> Json:
-    return call.runtime.files.run(call.request.agent, folder_id, scope, "read", areas.file_info, path)
+    return _area(call).run(areas.file_info, path)
+
+
+def _area(call: Call) -> OpenArea:
+    # Opened by the pipeline's `open` step for the tool's declared effect, after the policy allowed it.
+    assert call.area is not None, "a file tool was declared without folder_id"
+    return call.area

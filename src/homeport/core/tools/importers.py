@@ -38,7 +38,6 @@ __all__: list[str] = []
     "relations -> links). "
     "Running it again adds nothing (markdown: updates changed sections). Returns created, updated, unchanged "
     "and skipped (where, why); dry_run=true changes nothing.",
-    write=True,
     create_store=False,
     scan=Scan.CONTENT,
 )

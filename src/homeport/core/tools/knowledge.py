@@ -49,7 +49,6 @@ def search_items(
     WRITE_IDEMPOTENT,
     "Link two items with a typed relationship (e.g. implements, depends_on, relates_to). Both must exist; "
     "contexts have id 1. Linking the same pair and relationship again returns the existing link.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def link_items(
@@ -135,7 +134,6 @@ def get_memory_schema(call: Call) -> Json:
     WRITE,
     "Write up to 500 items of one type in one transaction: all or nothing; an error names the index of the "
     "first invalid item. Items have the fields of the matching log_ tool.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def batch_log_items(call: Call, item_type: BatchType, items: list[dict[str, Any]]) -> Json:
@@ -149,7 +147,6 @@ def batch_log_items(call: Call, item_type: BatchType, items: list[dict[str, Any]
     "Write the memory as files under the workspace (default .homeport/export): one file per item type, "
     "json (exact) or markdown (readable, and importable). Replaces a previous export in that directory.",
     name="export",
-    write=True,
     create_store=False,
 )
 def export_tool(
@@ -170,7 +167,6 @@ def export_tool(
     "are one transaction: an invalid item (named with its field) imports nothing. dry_run=true reports the "
     "ids that would be added, changed and removed without writing.",
     name="import",
-    write=True,
     scan=Scan.CONTENT,
 )
 def import_tool(

@@ -54,7 +54,6 @@ def _declare_context(kind: contexts.ContextKind, noun: str) -> None:
         WRITE_IDEMPOTENT,
         f"Replace (content) or patch (patch) the {noun}; every change keeps a version.",
         name=f"update_{kind}_context",
-        write=True,
         scan=Scan.ARGUMENTS,
     )(update_context)
 
@@ -67,7 +66,6 @@ _declare_context("active", ACTIVE)
     "memory",
     WRITE,
     "Record a decision (what, why, how). Returns its id for links and search.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def log_decision(
@@ -92,7 +90,6 @@ def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, ta
     WRITE,
     "Record a progress entry (task). status is free text; common: TODO, IN_PROGRESS, DONE, BLOCKED. "
     "parent_id nests it under another entry.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def log_progress(call: Call, status: StatusArg, description: LongText, parent_id: IdArg | None = None) -> Json:
@@ -103,7 +100,6 @@ def log_progress(call: Call, status: StatusArg, description: LongText, parent_id
     "memory",
     WRITE_IDEMPOTENT,
     "Change the status, description or parent of a progress entry; parent_id=0 moves it to the top level.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def update_progress(
@@ -138,18 +134,17 @@ def get_progress(
     DELETE,
     "Delete a progress entry with its links. An entry with children is refused unless cascade=true, "
     "which deletes the whole subtree. Returns what was removed.",
-    write=True,
 )
 def delete_progress(call: Call, progress_id: IdArg, cascade: bool = False) -> Json:
     return progress.delete_progress(call.require_store(), progress_id, cascade=cascade)
 
 
-@CATALOG.tool("memory", DELETE, "Delete a decision with its tags and links. Returns what was removed.", write=True)
+@CATALOG.tool("memory", DELETE, "Delete a decision with its tags and links. Returns what was removed.")
 def delete_decision(call: Call, decision_id: IdArg) -> Json:
     return decisions.delete_decision(call.require_store(), decision_id)
 
 
-@CATALOG.tool("memory", DELETE, "Delete the custom data under (category, key). Returns what was removed.", write=True)
+@CATALOG.tool("memory", DELETE, "Delete the custom data under (category, key). Returns what was removed.")
 def delete_custom_data(call: Call, category: str, key: str) -> Json:
     return custom_data.delete_custom_data(call.require_store(), category, key)
 
@@ -159,7 +154,6 @@ def delete_custom_data(call: Call, category: str, key: str) -> Json:
     WRITE_IDEMPOTENT,
     "Record a system pattern (a reusable way the project does something). Logging an existing name "
     "(any case) updates that pattern.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def log_system_pattern(call: Call, name: NameArg, description: LongText, tags: TagsArg = None) -> Json:
@@ -171,9 +165,7 @@ def get_system_patterns(call: Call, tags_any: TagsArg = None, tags_all: TagsArg 
     return patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=limit)
 
 
-@CATALOG.tool(
-    "memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.", write=True
-)
+@CATALOG.tool("memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.")
 def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
     return patterns.delete_system_pattern(call.require_store(), pattern_id)
 
@@ -183,7 +175,6 @@ def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
     WRITE_IDEMPOTENT,
     "Store any JSON value under (category, key), replacing an existing one. The category "
     "ProjectGlossary is the project glossary.",
-    write=True,
     scan=Scan.ARGUMENTS,
 )
 def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue) -> Json:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from homeport.core.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Needs
+from homeport.core.catalog import CATALOG, READ, SESSION, Needs
 from homeport.core.pipeline import Call
 from homeport.errors import HomeportError
 from homeport.store import store_path_for
@@ -20,7 +20,7 @@ __all__ = ["use_workspace", "where_am_i"]
 
 @CATALOG.tool(
     "workspace",
-    WRITE_IDEMPOTENT,
+    SESSION,
     "Choose the project for later calls. Returns a handle to pass as `workspace`; on clients with "
     "sessions (2025-era) it also becomes this session's default.",
     needs=Needs.WORKSPACE,
