@@ -461,6 +461,7 @@ class CallPipeline:
             HomeportError: the store, the file area's policy or the executor refused the call.
         """
         spec, request, arguments, steps = route.spec, route.request, route.arguments, route.steps
+        del steps[len(STEPS) :]  # performed again from the start (on a thread, after MustWait on the loop)
         call = Call(self.runtime, request, route.inputs, tool=spec.name, workspace=route.workspace, error=route.error)
         call.secrets = route.secrets
         if call.workspace is not None and spec.needs is Needs.STORE:

@@ -15,6 +15,7 @@ are imported on the first call that needs them, not when the server starts.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,9 +103,16 @@ class ProjectDatabases:
         return introspection.get_database_type(engine, source)
 
     def run_query(
-        self, root: Path, query: str, params: Mapping[str, Any] | None = None, limit: int = DEFAULT_LIMIT
+        self,
+        root: Path,
+        query: str,
+        params: Mapping[str, Any] | None = None,
+        limit: int = DEFAULT_LIMIT,
+        *,
+        read_only: bool = False,
     ) -> dict[str, Any]:
-        """Run one statement; read-only unless the workspace's config sets ``allow_writes``.
+        """Run one statement; read-only unless the workspace's config sets ``allow_writes`` (and always
+        read-only with `read_only`: a server started with --read-only).
 
         `params` fills ``:name`` placeholders. At most ``min(limit, row_limit)`` rows and
         ``max_result_bytes`` of JSON return; ``truncated_by`` names the cap that cut the result.
@@ -118,6 +126,10 @@ class ProjectDatabases:
         from homeport.projectdb.query import run_query
 
         source, engine = self._open(root)
+        if read_only and source.allow_writes:
+            source = dataclasses.replace(
+                source, allow_writes=False, writes_off_because="this server was started with --read-only"
+            )
         return run_query(engine, source, query, params, limit)
 
     def close(self) -> None:

@@ -60,4 +60,6 @@ def run_query(
     params: Annotated[dict[str, Any] | None, Field(description="Values for :name placeholders in the query.")] = None,
     limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
 ) -> Json:
-    return call.runtime.databases.run_query(call.root, query, params=params, limit=limit)
+    # QUERY: read-only on a --read-only server whatever the workspace's config says.
+    read_only = call.runtime.settings.read_only
+    return call.runtime.databases.run_query(call.root, query, params=params, limit=limit, read_only=read_only)
