@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -111,7 +112,9 @@ def rejection(line: bytes, exc: ValidationError) -> types.JSONRPCError | None:
     parse_error = any(e["type"] == "json_invalid" for e in exc.errors(include_url=False))
     try:
         parsed = json.loads(line.decode("utf-8", "replace"))  # only to find the id to answer
-    except (ValueError, RecursionError):
+    except RecursionError:  # nested past Python's own limit: the top level is still read
+        parsed = _top_level(line)
+    except ValueError:
         parsed = None
     request_id = None
     if isinstance(parsed, dict):
@@ -132,6 +135,38 @@ def rejection(line: bytes, exc: ValidationError) -> types.JSONRPCError | None:
             f"({'.'.join(map(str, first['loc'])) or 'message'}: {first['msg']})",
         )
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+# A JSON string (escapes included) or a bracket: what a scan of the top level steps over and counts.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _top_level(line: bytes) -> dict[str, Any] | None:
+    """The keys of the top-level object of `line` with their values, where a value is a scalar, without
+    parsing what is nested: a line nested past Python's recursion limit still names its id, and its
+    answer must carry it (a client matches answers to requests by id, and waits forever otherwise)."""
+    found: dict[str, Any] = {}
+    depth = 0
+    decoder = json.JSONDecoder()
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+            if depth == 1 and text == b"[":
+                return None  # a batch
+        elif text in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1:
+            rest = line[token.end() :].lstrip()
+            if not rest.startswith(b":"):
+                continue  # a value, not a key
+            try:
+                key = json.loads(text)
+                value, _ = decoder.raw_decode(rest[1:].lstrip().decode("utf-8", "replace"))
+            except (ValueError, RecursionError):
+                value = ...  # an object or a list: present, but not a scalar
+            found[key] = value
+    return found if found else None
 
 
 @contextlib.contextmanager
