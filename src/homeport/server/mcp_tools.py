@@ -24,10 +24,10 @@ from pydantic import Field
 from homeport.core.catalog import ToolSpec
 from homeport.core.pipeline import CallPipeline
 from homeport.core.runtime import Runtime
-from homeport.errors import HomeportError, InternalError
+from homeport.errors import HomeportError, InternalError, InvalidArgumentError
 from homeport.server.request import McpRequest
 
-__all__ = ["Reply", "StrictTool", "build_tools", "error_result"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "Reply", "StrictTool", "build_tools", "error_result", "too_deep_error"]
 
 logger = logging.getLogger("homeport")
 # What a tool returns: its result, or (2026-07-28, roots needed) the question for the client's roots.
@@ -46,8 +46,46 @@ class StrictTool(Tool):
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         assert self.call is not None, "a StrictTool is made by build_tools"
+        too_deep = _too_deep(arguments)
+        if too_deep is not None:
+            return error_result(too_deep_error(self.name, *too_deep))
         result = await self.call(context, arguments)
         return self.fn_metadata.convert_result(result) if convert_result else result
+
+
+# How deeply a tool's argument may nest lists and objects. Memory holds documents, not deep trees, and
+# the SDK cannot serialize a result much deeper than 250 levels: a call nested 300 levels that reached a
+# tool over 2026-07-28 HTTP (parsed by Python's json, which allows about 1,000) wrote its value and then
+# failed as "Error executing tool". stdio and 2025-era HTTP refuse about 200 levels as a parse error.
+MAX_ARGUMENT_DEPTH = 64
+
+
+def _too_deep(arguments: dict[str, Any]) -> tuple[str, int] | None:
+    """The first argument nesting lists or objects deeper than MAX_ARGUMENT_DEPTH, and how deep (no
+    recursion: the value may be nested about 1,000 levels), or None."""
+    for name, value in arguments.items():
+        deepest = 0
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict):
+                children: Iterable[Any] = item.values()
+            elif isinstance(item, list):
+                children = item
+            else:
+                continue
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in children)
+        if deepest > MAX_ARGUMENT_DEPTH:
+            return name, deepest
+    return None
+
+
+def too_deep_error(tool: str, argument: str, depth: int) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{tool}: `{argument}` nests lists or objects {depth} levels deep; the limit is {MAX_ARGUMENT_DEPTH} "
+        "levels. Nothing was done: flatten the value, or store the deep part as a JSON string"
+    )
 
 
 def error_result(exc: HomeportError) -> CallToolResult:
