@@ -1,11 +1,13 @@
-"""A team server for the end-to-end tests (`serve --http --logical-workspaces --auth`), and git clones
-of a project whose config sends its memory calls there."""
+"""A team server for the end-to-end tests (`serve --http --logical-workspaces --auth`), git clones
+of a project whose config sends its memory calls there, and `homeport trust`, without which nothing
+is sent there (a repository's config is a suggestion until the user trusts it)."""
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from homeport.files.directory import DirectoryFile
 from homeport.files.tokens import TokenStore
 
 from ._serving import Served, serving
+from ._support import CLI_BOOT
 
 KEY = "github.com/acme/api"
 
@@ -62,3 +65,17 @@ def team_clone(path: Path, team_url: str, origin: str = "git@github.com:acme/api
         f'[team]\nurl = "{team_url}"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
     )
     return path.resolve()
+
+
+def trust(root: Path, env: Mapping[str, str], *token_source: str) -> str:
+    """`homeport trust --project ROOT *token_source` as the user runs it (e.g. `--token-env
+    HOMEPORT_TEAM_TOKEN`; none: the keyring); its output. The trust file is under `env`'s config directory."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_BOOT, "trust", "--project", str(root), *token_source],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

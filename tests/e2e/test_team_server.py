@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ._support import clean_env, error_text, free_port, http_client, ok, refused_with_403, stdio_client
-from ._team import KEY, Team, team_clone, team_server
+from ._team import KEY, Team, team_clone, team_server, trust
 
 pytestmark = [
     pytest.mark.anyio,
@@ -27,23 +27,30 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
         yield running
 
 
-def clone(path: Path, origin: str, team_url: str) -> Path:
-    """A team clone (`team_clone`) with a local database of its own."""
+def clone(path: Path, origin: str, team_url: str, home: Path) -> Path:
+    """A team clone (`team_clone`) with a local database of its own, trusted by the user of `home` with the
+    token from HOMEPORT_TEAM_TOKEN (until then nothing of it goes to the team server: test_team_trust.py)."""
     root = team_clone(path, team_url, origin)
     with sqlite3.connect(root / "db.sqlite3") as db:
         db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+    trust(root, user_env(home), "--token-env", "HOMEPORT_TEAM_TOKEN")
     return root
+
+
+def user_env(tmp: Path, **extra: str) -> dict[str, str]:
+    return clean_env(
+        HOME=str(tmp), XDG_CONFIG_HOME=str(tmp / ".config"), HOMEPORT_STATE_DIR=str(tmp / "state"), **extra
+    )
 
 
 def front_end(root: Path, tmp: Path, token: str | None):
     extra = {"HOMEPORT_TEAM_TOKEN": token} if token is not None else {}
-    env = clean_env(HOME=str(tmp), HOMEPORT_STATE_DIR=str(tmp / "state"), **extra)
-    return stdio_client(cwd=root, mode="auto", env=env)
+    return stdio_client(cwd=root, mode="auto", env=user_env(tmp, **extra))
 
 
 async def test_clones_share_one_memory_on_the_team_server_and_keep_their_database_local(team, tmp_path) -> None:
-    laptop = clone(tmp_path / "laptop" / "api", "git@github.com:acme/api.git", team.url)
-    desktop = clone(tmp_path / "desktop" / "api-copy", "https://github.com/acme/api.git", team.url)
+    laptop = clone(tmp_path / "laptop" / "api", "git@github.com:acme/api.git", team.url, tmp_path)
+    desktop = clone(tmp_path / "desktop" / "api-copy", "https://github.com/acme/api.git", team.url, tmp_path)
     async with front_end(laptop, tmp_path, team.token) as client:
         written = ok(await client.call_tool("log_decision", {"summary": "use Postgres in production"}))
         # The team server's own answer: it served the key it was sent in X-Workspace-Id.
@@ -53,6 +60,7 @@ async def test_clones_share_one_memory_on_the_team_server_and_keep_their_databas
         where = ok(await client.call_tool("where_am_i", {}))
         assert (where["project_key"], where["project_key_source"]) == (KEY, "git_remote")
         assert where["team"] == {"url": team.url, "project_key": KEY, "token": "$HOMEPORT_TEAM_TOKEN"}
+        assert where["trust"] == {"status": "trusted"}
     async with front_end(desktop, tmp_path, team.token) as client:
         read = ok(await client.call_tool("get_decisions", {}))
         assert [d["summary"] for d in read["decisions"]] == ["use Postgres in production"]
@@ -91,7 +99,7 @@ async def test_the_team_server_refuses_paths_and_tools_that_need_a_directory(tea
 
 async def test_an_unreachable_team_server_fails_the_call_naming_it_and_writes_nothing_here(tmp_path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    root = clone(tmp_path / "api", "git@github.com:acme/api.git", url)
+    root = clone(tmp_path / "api", "git@github.com:acme/api.git", url, tmp_path)
     async with front_end(root, tmp_path, "hp_whatever") as client:
         failed = await client.call_tool("log_decision", {"summary": "lost?"})
         assert failed.is_error and failed.structured_content["error"]["code"] == "team_server_unavailable"
@@ -102,7 +110,7 @@ async def test_an_unreachable_team_server_fails_the_call_naming_it_and_writes_no
 
 
 async def test_a_missing_token_is_named_before_anything_is_sent_and_a_wrong_one_is_refused(team, tmp_path) -> None:
-    root = clone(tmp_path / "api", "git@github.com:acme/api.git", team.url)
+    root = clone(tmp_path / "api", "git@github.com:acme/api.git", team.url, tmp_path)
     async with front_end(root, tmp_path, None) as client:
         failed = await client.call_tool("get_decisions", {})
         assert failed.structured_content["error"]["code"] == "config_error"

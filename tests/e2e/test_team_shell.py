@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ._support import CLI_BOOT, clean_env, free_port, http_client, ok, stdio_client
-from ._team import KEY, Team, team_clone, team_server
+from ._team import KEY, Team, team_clone, team_server, trust
 
 pytestmark = [
     pytest.mark.anyio,
@@ -34,12 +34,21 @@ def team(tmp_path_factory: pytest.TempPathFactory, store_postgres_url: str) -> I
 
 
 def shell_env(tmp: Path, token: str | None = None, **extra: str) -> dict[str, str]:
-    """A person's shell: its own HOME and registry, the team token in the environment when given."""
-    env = clean_env(HOME=str(tmp), HOMEPORT_STATE_DIR=str(tmp / "state"), **extra)
+    """A person's shell: its own HOME, config directory and registry, the team token in the environment
+    when given."""
+    env = clean_env(HOME=str(tmp), XDG_CONFIG_HOME=str(tmp / ".config"), HOMEPORT_STATE_DIR=str(tmp / "state"), **extra)
     env.pop("HOMEPORT_TEAM_TOKEN", None)
     if token is not None:
         env["HOMEPORT_TEAM_TOKEN"] = token
     return env
+
+
+def trusted_clone(path: Path, url: str, tmp: Path, *token_source: str) -> Path:
+    """A team clone the user of `tmp` trusted (`homeport trust`), the token from HOMEPORT_TEAM_TOKEN unless
+    `token_source` says otherwise (`--keyring`). Untrusted, nothing goes to the team server: test_team_trust.py."""
+    root = team_clone(path, url)
+    trust(root, shell_env(tmp), *(token_source or ("--token-env", "HOMEPORT_TEAM_TOKEN")))
+    return root
 
 
 def homeport(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -76,7 +85,7 @@ async def decisions_on_the_team_server(team: Team) -> list[str]:
 
 
 async def test_memory_commands_in_a_team_project_write_to_and_read_from_the_team_server(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path)
     env = shell_env(tmp_path, team.token)
     added = homeport("decisions", "add", "ship the shell to the team", "--rationale", "one memory", cwd=root, env=env)
     assert added.returncode == 0, added.stderr
@@ -106,7 +115,7 @@ async def test_memory_commands_in_a_team_project_write_to_and_read_from_the_team
 def test_a_refusal_of_the_team_server_is_the_same_line_and_exit_status_as_a_local_one(team, tmp_path) -> None:
     local = tmp_path / "local"
     (local / ".git").mkdir(parents=True)
-    remote = team_clone(tmp_path / "api", team.url)
+    remote = trusted_clone(tmp_path / "api", team.url, tmp_path)
     env = shell_env(tmp_path, team.token)
     here = homeport("progress", "update", "99999", "--status", "DONE", cwd=local, env=env)
     there = homeport("progress", "update", "99999", "--status", "DONE", cwd=remote, env=env)
@@ -121,7 +130,7 @@ def test_a_refusal_of_the_team_server_is_the_same_line_and_exit_status_as_a_loca
 
 def test_an_unreachable_team_server_fails_the_command_naming_it_and_writes_nothing_here(tmp_path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    root = team_clone(tmp_path / "api", url)
+    root = trusted_clone(tmp_path / "api", url, tmp_path)
     for args in (["decisions", "add", "lost?"], ["decisions", "add", "lost?", "--no-daemon"], ["search", "x"]):
         done = homeport(*args, cwd=root, env=shell_env(tmp_path, "hp_whatever"))
         assert done.returncode == 1, done.stdout
@@ -131,7 +140,7 @@ def test_an_unreachable_team_server_fails_the_command_naming_it_and_writes_nothi
 
 
 def test_a_wrong_token_is_a_clear_refusal_at_the_shell(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path)
     done = homeport("decisions", "list", cwd=root, env=shell_env(tmp_path, "hp_not_a_token"))
     assert done.returncode == 1
     assert team.url in done.stderr and "HTTP 401" in done.stderr and "token was refused" in done.stderr
@@ -142,7 +151,7 @@ def test_a_wrong_token_is_a_clear_refusal_at_the_shell(team, tmp_path) -> None:
 
 
 async def test_a_token_in_the_keyring_reaches_the_team_server_from_stdio_and_the_shell(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path, "--keyring")
     env = keyring_env(tmp_path)
     store_in_keyring(env, team.url, team.token)
     async with stdio_client(cwd=root, mode="auto", env=env) as client:
@@ -156,7 +165,7 @@ async def test_a_token_in_the_keyring_reaches_the_team_server_from_stdio_and_the
 
 
 async def test_a_wrong_token_in_the_keyring_is_refused_with_401_from_stdio_and_the_shell(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path, "--keyring")
     env = keyring_env(tmp_path)
     store_in_keyring(env, team.url, "hp_stale_token")
     async with stdio_client(cwd=root, mode="auto", env=env) as client:
@@ -168,14 +177,19 @@ async def test_a_wrong_token_in_the_keyring_is_refused_with_401_from_stdio_and_t
 
 
 def test_without_a_token_anywhere_the_error_names_the_variable_and_the_keyring(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path)
     done = homeport("decisions", "list", cwd=root, env=keyring_env(tmp_path))
     assert done.returncode == 1
-    assert "HOMEPORT_TEAM_TOKEN" in done.stderr and f"keyring set homeport {team.url}" in done.stderr
+    # The variable the user chose when trusting the project, and how to choose the keyring instead.
+    assert "HOMEPORT_TEAM_TOKEN" in done.stderr and f"homeport trust --project {root}" in done.stderr
+    assert "--keyring" in done.stderr
+    in_keyring = trusted_clone(tmp_path / "other", team.url, tmp_path, "--keyring")
+    done = homeport("decisions", "list", cwd=in_keyring, env=keyring_env(tmp_path))
+    assert done.returncode == 1 and f"keyring set homeport {team.url}" in done.stderr
 
 
 def test_without_the_keyring_package_the_error_says_how_to_install_it(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path, "--keyring")
     # The keyring extra not installed: `import keyring` fails as it would then.
     boot = "import sys; sys.modules['keyring'] = None; " + CLI_BOOT
     done = subprocess.run(
@@ -187,22 +201,25 @@ def test_without_the_keyring_package_the_error_says_how_to_install_it(team, tmp_
         timeout=60,
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "HOMEPORT_TEAM_TOKEN" in done.stderr and "pip install 'homeport[keyring]'" in done.stderr
+    assert "pip install 'homeport[keyring]'" in done.stderr and "--token-env VAR" in done.stderr
 
 
 # -- where and doctor ---------------------------------------------------------------------------------
 
 
 def test_where_and_doctor_in_a_team_project_show_the_team_server_and_check_it(team, tmp_path) -> None:
-    root = team_clone(tmp_path / "api", team.url)
+    root = trusted_clone(tmp_path / "api", team.url, tmp_path)
     env = shell_env(tmp_path, team.token)
     where = json.loads(homeport("where", "--json", cwd=root, env=env).stdout)
     assert (where["store_kind"], where["store"], where["project_key"]) == ("team", team.url, KEY)
+    assert where["trust"] is None  # nothing waits: trusted
     text = homeport("where", cwd=root, env=env).stdout
     assert f"team server {team.url}, project {KEY}" in " ".join(text.split())
     checked = json.loads(homeport("doctor", "--json", cwd=root, env=env).stdout)
     [store] = [c for c in checked["checks"] if c["name"] == "store"]
     assert store["status"] == "ok" and team.url in store["detail"] and KEY in store["detail"], store
+    [trusted] = [c for c in checked["checks"] if c["name"] == "trust"]
+    assert trusted["status"] == "ok" and team.url in trusted["detail"], trusted
     refused = json.loads(homeport("doctor", "--json", cwd=root, env=shell_env(tmp_path, "hp_nope")).stdout)
     [store] = [c for c in refused["checks"] if c["name"] == "store"]
     assert store["status"] == "fail" and "HTTP 401" in store["detail"] and "HOMEPORT_TEAM_TOKEN" in store["fix"]

@@ -108,6 +108,14 @@ def test_a_shell_command_in_a_team_project_without_a_token_names_it_rather_than_
     (root / ".homeport" / "config.toml").write_text(
         '[team]\nurl = "http://127.0.0.1:9"\ntoken_env = "HOMEPORT_TEAM_TOKEN"\n', encoding="utf-8"
     )
+    # A repository's team server is used once the user trusts it, with the token's source they choose.
+    trusted = subprocess.run(
+        [sys.executable, "-m", "homeport", "trust", "--project", str(root), "--token-env", "HOMEPORT_TEAM_TOKEN"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert trusted.returncode == 0, trusted.stderr
     done = subprocess.run(
         [sys.executable, "-m", "homeport", "decisions", "add", "x", "-w", str(root)],
         capture_output=True,

@@ -25,6 +25,7 @@ __all__ = [
     "data_dir_option",
     "default_data_dir",
     "default_state_dir",
+    "default_trust_file",
     "domain_errors",
     "serve_settings",
     "shell_path",
@@ -98,6 +99,13 @@ def default_state_dir() -> Path:
     return Path(os.environ.get("HOMEPORT_STATE_DIR") or platformdirs.user_state_dir("homeport", appauthor=False))
 
 
+def default_trust_file() -> Path:
+    """The user's trust records (`homeport trust`), in the user's own config directory."""
+    from homeport.workspace.trust import TRUST_FILE_NAME
+
+    return Path(platformdirs.user_config_dir("homeport", appauthor=False)) / TRUST_FILE_NAME
+
+
 def data_dir_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Where file areas, the directory and the tokens live."""
     fn = click.option(
@@ -169,6 +177,7 @@ def serve_settings(
         auth=auth,
         environ=dict(os.environ),
         state_dir=(state_dir or default_state_dir()).expanduser().absolute(),
+        trust_file=default_trust_file().absolute(),
         # The secret every process of a deployment signs workspace handles with (else the store's or a file's).
         handle_key=os.environ.get("HOMEPORT_HANDLE_KEY") or None,
         store_url=store_url or None,

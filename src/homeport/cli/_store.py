@@ -1,6 +1,7 @@
 """Where a workspace's memory is, as `homeport serve` over stdio would pick it: for `where` and `doctor`.
 
-    the project's .homeport/config.toml names [team] url  -> that team server, under the project's key
+    the project's .homeport/config.toml names [team] url  -> that team server, under the project's key,
+      and the user trusted it there (`homeport trust`)        (else the project is served as below)
     --store URL / HOMEPORT_STORE (ServeSettings.store_url)  -> a schema in that PostgreSQL database
     otherwise                                              -> <root>/.homeport/homeport.db
 
@@ -52,16 +53,22 @@ class StoreLocation:
         return f"{self.where}, schema {self.schema}, {state}"
 
 
-def locate_store(root: Path, store_url: str | None) -> StoreLocation:
-    """The store a stdio server with `store_url` (its settings') would use for the workspace at `root`.
-    Asks the PostgreSQL database (read-only) for the workspace's schema and revision; never raises."""
+def locate_store(root: Path, store_url: str | None, trust_file: Path | None = None) -> StoreLocation:
+    """The store a stdio server with `store_url` and `trust_file` (its settings') would use for the
+    workspace at `root`. Asks the PostgreSQL database (read-only) for the workspace's schema and
+    revision; never raises."""
+    from homeport.mesh.team import TeamRouter
+    from homeport.workspace.trust import TrustBook
+
     try:
         document = read_project_config(root)
         team = team_config(root, document)
         key = project_key(root, document).key if team is not None else None
+        # A team server this user has not trusted for the project is not where its memory goes (yet).
+        trusted = team is not None and TeamRouter({}, TrustBook(trust_file)).trusted_url(root) == team.url
     except HomeportError as exc:
         return StoreLocation("unknown", "", None, error=exc.message)
-    if team is not None:
+    if team is not None and trusted:
         return StoreLocation("team", team.url, None, key=key)
     if store_url:
         return _postgres(store_url, str(root))

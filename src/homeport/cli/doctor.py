@@ -83,6 +83,7 @@ def run_checks(store_url: str | None = None) -> list[Check]:
     root, workspace = workspace_check()
     checks.append(workspace)
     if root is not None:
+        checks += trust_checks(root)
         checks.append(store_check(root, store_url))
     checks.append(registry_check())
     if root is not None:
@@ -159,9 +160,10 @@ def workspace_check() -> tuple[Path | None, Check]:
 
 def store_check(root: Path, store_url: str | None = None) -> Check:
     """The store `homeport serve` would use for `root`: its team server, a PostgreSQL store, or its SQLite file."""
+    from homeport.cli._compose import default_trust_file
     from homeport.cli._store import locate_store
 
-    location = locate_store(root, store_url)
+    location = locate_store(root, store_url, default_trust_file())
     if location.kind == "unknown":
         return Check("store", "fail", location.error or "unknown", "fix the configuration it names")
     if location.kind == "team":
@@ -172,14 +174,38 @@ def store_check(root: Path, store_url: str | None = None) -> Check:
     return sqlite_check(root)
 
 
+def trust_checks(root: Path) -> list[Check]:
+    """A team server the project's config names: trusted by this user here, or waiting (and the command)."""
+    from homeport.cli._compose import default_trust_file
+    from homeport.errors import HomeportError
+    from homeport.mesh.team import TeamRouter
+    from homeport.workspace.trust import TrustBook
+
+    router = TeamRouter(dict(os.environ), TrustBook(default_trust_file()))
+    try:
+        waiting = router.waiting(root)
+        trusted = router.trusted_url(root)
+    except HomeportError as exc:
+        return [Check("trust", "fail", exc.message, "fix the file it names")]
+    if waiting is not None:
+        fix = f"if you trust that server for this project: `{waiting.command}`"
+        return [Check("trust", "warn", waiting.situation(), fix)]
+    if trusted is not None:
+        return [Check("trust", "ok", f"the team server {trusted} is trusted for this project on this machine")]
+    return []
+
+
 def team_check(root: Path) -> Check:
     """One read of the project's decisions on its team server, with the token a stdio server would send."""
+    from homeport.cli._compose import default_trust_file
     from homeport.core.pipeline import owners_answer
     from homeport.errors import HomeportError
     from homeport.mesh.team import KEYRING_SERVICE, TeamRouter
     from homeport.workspace.project import team_config
+    from homeport.workspace.trust import TrustBook, trust_command
 
-    router = TeamRouter(dict(os.environ))
+    book = TrustBook(default_trust_file())
+    router = TeamRouter(dict(os.environ), book)
     try:
         route = router.route(root)
         assert route is not None
@@ -187,9 +213,11 @@ def team_check(root: Path) -> Check:
     except HomeportError as exc:
         team = team_config(root)
         assert team is not None
+        record = book.record_for(root)
+        token_env = record.token_env if record is not None else None
         token_hint = (
-            f"set {team.token_env} (or `keyring set {KEYRING_SERVICE} {team.url}`) to a token the team server accepts"
-            if team.token_env
+            f"set {token_env} (or `{trust_command(root)} --keyring`) to a token the team server accepts"
+            if token_env
             else f"`keyring set {KEYRING_SERVICE} {team.url}` with a token the team server accepts"
         )
         if exc.code == "team_server_unavailable" and not any(f"HTTP {s}" in exc.message for s in (401, 403)):
@@ -340,14 +368,19 @@ def registry_check() -> Check:
 
 
 def database_check(root: Path) -> Check:
-    from homeport.errors import DatabaseNotConfiguredError, HomeportError
+    from homeport.cli._compose import default_trust_file
+    from homeport.errors import DatabaseNotAllowedError, DatabaseNotConfiguredError, HomeportError
     from homeport.projectdb import ProjectDatabases
+    from homeport.workspace.trust import TrustBook, trust_command
 
-    with ProjectDatabases(dict(os.environ)) as databases:
+    book = TrustBook(default_trust_file())
+    with ProjectDatabases(dict(os.environ), approves_remote=book.approves_database_hosts) as databases:
         try:
             source = databases.discover(root)
         except DatabaseNotConfiguredError:
             return Check("database", "ok", "no project database configured (the db tools stay unused)")
+        except DatabaseNotAllowedError as exc:  # a host off this machine, waiting for the user's trust
+            return Check("database", "warn", exc.message, f"if you trust it: `{trust_command(root)}`")
         except HomeportError as exc:
             return Check("database", "fail", exc.message, "fix the configuration it names")
         try:

@@ -47,6 +47,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "migrate": LazyCommand("homeport.cli.migrate:migrate", "Bring a store's schema to this version's revision."),
     "models": LazyCommand("homeport.cli.models:models", "The embedding model of search by meaning."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
+    "trust": LazyCommand("homeport.cli.trust:trust", "Let this project's config send data off this machine."),
 }
 
 

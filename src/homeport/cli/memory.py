@@ -76,10 +76,12 @@ class ToolCall:
         try:
             request = LocalRequest(agent=self.settings.agent, progress=self.progress)
             try:
-                return CallPipeline(runtime).call_blocking(spec, arguments, request, confirm=confirm)
+                result: Result = CallPipeline(runtime).call_blocking(spec, arguments, request, confirm=confirm)
             except OSError as exc:  # export/import files; the store translates its own errors
                 where = f"{exc.filename}: " if exc.filename else ""
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
+            _say_what_waits_for_trust(runtime, result)
+            return result
         finally:
             runtime.close()
 
@@ -92,6 +94,22 @@ class ToolCall:
         if "workspace" in result:
             console.print(workspace_line(result["workspace"]), soft_wrap=True)
         render(console, result)
+
+
+def _say_what_waits_for_trust(runtime: Any, result: Result) -> None:
+    """A team server the project's config names that the user has not trusted: said on stderr, where the
+    user sees it and a session hook's agent does not take it for part of the project's memory."""
+    from homeport.errors import HomeportError
+
+    root = result.get("workspace", {}).get("root") if isinstance(result.get("workspace"), dict) else None
+    if runtime.team is None or not root:
+        return
+    try:
+        waiting = runtime.team.waiting(Path(root))
+    except HomeportError:
+        return  # a broken [team] table: the call itself said so, or was not a memory call
+    if waiting is not None:
+        click.echo(f"homeport: {waiting.line()}", err=True)
 
 
 def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -69,14 +69,14 @@ def where(
             served_by = forwarder.served_by(ws.root)
         finally:
             forwarder.close()
-    store = locate_store(ws.root, settings.store_url)
+    store = locate_store(ws.root, settings.store_url, settings.trust_file)
     report = {
         "workspace": str(ws.root),
         "source": ws.source.value,
         **store.describe(),
         "why": ws.reason,
         "served_by": served_by,
-        **_identity(ws.root),
+        **_identity(ws.root, settings.trust_file),
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -91,15 +91,31 @@ def where(
     table.add_row("project key", f"{report['project_key'] or '-'} ({report['project_key_detail']})")
     if report["team"] is not None:
         table.add_row("team server", report["team"])
+    if report["trust"] is not None:
+        table.add_row("trust", report["trust"]["line"])
     Console(soft_wrap=True).print(table)
 
 
-def _identity(root: Any) -> dict[str, Any]:
-    """The project's key and where it came from; the team server its memory calls go to, if any."""
+def _identity(root: Any, trust_file: Any) -> dict[str, Any]:
+    """The project's key and where it came from; the team server its memory calls go to, if any, and
+    (`trust`) one its config names that waits for this user's trust."""
+    from homeport.mesh.team import TeamRouter
+    from homeport.workspace.trust import TrustBook
+
     try:
         document = read_project_config(root)
         found = project_key(root, document).describe()
         team = team_config(root, document)
+        waiting = TeamRouter({}, TrustBook(trust_file)).waiting(root) if team else None
     except HomeportError as exc:
-        return {"project_key": None, "project_key_source": "error", "project_key_detail": exc.message, "team": None}
-    return {**found, "team": f"{team.url} (memory calls go there; see {team.config_path})" if team else None}
+        return {
+            "project_key": None,
+            "project_key_source": "error",
+            "project_key_detail": exc.message,
+            "team": None,
+            "trust": None,
+        }
+    if waiting is not None:
+        return {**found, "team": None, "trust": {**waiting.describe(), "line": waiting.line()}}
+    went = f"{team.url} (memory calls go there; see {team.config_path})" if team else None
+    return {**found, "team": went, "trust": None}

@@ -26,6 +26,7 @@ from homeport.workspace import (
     Workspace,
     WorkspaceResolver,
 )
+from homeport.workspace.trust import TrustBook
 
 __all__ = ["CallCounts", "Runtime", "build_runtime", "tool_result"]
 
@@ -112,6 +113,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         stores.close()
         raise
     data_dir = data_dir_of(settings)
+    trust = TrustBook(settings.trust_file)
     # One cache of the directory for file areas and workspace access: one reload per change.
     directory = DirectoryCache(settings.directory_file)
     files = FileAreaService(data_dir=data_dir, directory=directory, max_bytes=settings.max_file_bytes)
@@ -121,7 +123,12 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         handles=resolver.handles,
         stores=stores,
         files=files,
-        databases=ProjectDatabases(settings.environ, trust_workspace_config=_trusts_workspace_config(settings)),
+        databases=ProjectDatabases(
+            settings.environ,
+            trust_workspace_config=_trusts_workspace_config(settings),
+            # stdio: the user's own workspaces, but a database off this machine only once they trusted it.
+            approves_remote=trust.approves_database_hosts if settings.trust_workspace_config is None else None,
+        ),
         access=WorkspaceAccess(
             directory,
             auth=settings.auth,
@@ -133,7 +140,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
             if settings.state_dir
             else None
         ),
-        team=TeamRouter(settings.environ) if settings.transport == "stdio" else None,
+        team=TeamRouter(settings.environ, trust) if settings.transport == "stdio" else None,
         semantic=SemanticSearch(data_dir, background=settings.background_embedding),
     )
 

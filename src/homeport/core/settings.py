@@ -41,6 +41,9 @@ class ServeSettings:
     agent: str | None = None
     # The instance registry: calls for a workspace another live instance owns are forwarded there.
     state_dir: Path | None = None
+    # The user's trust records (`homeport trust`): which projects' configs may send data off this machine
+    # (a team server, a database elsewhere) or read the user's secrets. None: no project's is trusted.
+    trust_file: Path | None = None
     # False: never forward to the per-user daemon (an owner at a unix: endpoint); other owners still count.
     use_daemon: bool = True
     auth: bool = False

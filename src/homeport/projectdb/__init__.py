@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,8 @@ class ProjectDatabases:
     of a Rails `database.yml`; the composition root passes it, nothing here reads the process's.
     `trust_workspace_config` false (for remote callers, over HTTP) keeps a workspace's
     configuration from reading `environ` or naming a database off this machine (see
-    `discover_database`).
+    `discover_database`); `approves_remote(root, hosts)` (stdio: the user's trust records) keeps
+    it from naming a database off this machine the user has not allowed for that project.
     """
 
     def __init__(
@@ -47,11 +48,13 @@ class ProjectDatabases:
         environ: Mapping[str, str],
         *,
         trust_workspace_config: bool = True,
+        approves_remote: Callable[[Path, tuple[str, ...]], bool] | None = None,
         max_idle_seconds: float = 300,
         max_engines: int = 32,
     ) -> None:
         self._environ = dict(environ)
         self.trust_workspace_config = trust_workspace_config
+        self.approves_remote = approves_remote
         self._max_idle_seconds, self._max_engines = max_idle_seconds, max_engines
         self._engine_cache: EngineCache | None = None
         self._lock = threading.Lock()
@@ -64,7 +67,12 @@ class ProjectDatabases:
             ConfigError: a configuration file names one but is malformed.
             DatabaseNotAllowedError: untrusted configuration names a database off this machine.
         """
-        return discover_database(root, self._environ, trust_workspace_config=self.trust_workspace_config)
+        return discover_database(
+            root,
+            self._environ,
+            trust_workspace_config=self.trust_workspace_config,
+            approves_remote=self.approves_remote,
+        )
 
     def get_tables(self, root: Path) -> dict[str, Any]:
         """``{"tables": [str], "views": [str], "database_type": str}``.

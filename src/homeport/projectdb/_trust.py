@@ -27,7 +27,7 @@ from sqlalchemy.engine import URL
 from homeport.errors import DatabaseNotAllowedError
 from homeport.projectdb._urls import backend_of
 
-__all__ = ["require_local_database"]
+__all__ = ["hosts_off_this_machine", "require_local_database"]
 
 _LOCAL = "127.0.0.1, ::1, localhost or a Unix socket"
 # Parameters that read files on the server or lead to another host.
@@ -79,6 +79,24 @@ def require_local_database(url: URL, root: Path, origin: str) -> None:
 
 
 _WHY = "this server does not trust workspace configuration (its callers are remote)"
+
+
+def hosts_off_this_machine(url: URL) -> tuple[str, ...]:
+    """The database hosts `url` names that are not this machine (no loopback address, socket or localhost).
+
+    Over stdio a workspace's configuration is the user's own, but one cloned from elsewhere must not send
+    the database's credentials to another host until the user has trusted it (`workspace/trust.py`).
+    """
+    backend = backend_of(url)
+    if backend == "sqlite":
+        return ()
+    hosts = [url.host] if url.host else []
+    if backend == "postgresql":
+        for key, value in url.query.items():
+            if key in _HOST_PARAMS:
+                hosts.extend([value] if isinstance(value, str) else value)
+    parts = [part.strip() for host in hosts for part in host.split(",")]
+    return tuple(sorted({part for part in parts if not _is_local(part)}))
 
 
 def _is_local(host: str) -> bool:

@@ -29,10 +29,10 @@ from typing import Any
 
 from sqlalchemy.engine import URL
 
-from homeport.errors import ConfigError, DatabaseNotConfiguredError
+from homeport.errors import ConfigError, DatabaseNotAllowedError, DatabaseNotConfiguredError
 from homeport.projectdb._dotenv import read_dotenv
 from homeport.projectdb._rails import RAILS_CONFIG, rails_development_url
-from homeport.projectdb._trust import require_local_database
+from homeport.projectdb._trust import hosts_off_this_machine, require_local_database
 from homeport.projectdb._urls import backend_of, masked, normalize_url
 
 __all__ = [
@@ -96,20 +96,29 @@ class DatabaseSource:
         return f"{masked(self.url.set(drivername=self.backend))} (from {self.origin})"
 
 
-def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace_config: bool = True) -> DatabaseSource:
+def discover_database(
+    root: Path,
+    environ: Mapping[str, str],
+    *,
+    trust_workspace_config: bool = True,
+    approves_remote: Callable[[Path, tuple[str, ...]], bool] | None = None,
+) -> DatabaseSource:
     """The development database of the workspace at `root`.
 
     With `trust_workspace_config` false (a server whose callers are remote), ``${NAME}`` and
     Rails' ``ENV[...]`` read only the workspace's `.env`, never `environ`, the database must
     be on this machine (see `_trust`), and ``allow_writes`` is not honoured (the source says why
-    in `writes_off_because`).
+    in `writes_off_because`). With `approves_remote` (stdio: the user's trust records), a database
+    off this machine is opened only when `approves_remote(root, hosts)` says the user allowed
+    those hosts for this project (`homeport trust`): its credentials would leave the machine.
 
     Raises:
         DatabaseNotConfiguredError: no place names a database; the message lists every place
             looked at and the `.homeport/config.toml` lines to add.
         ConfigError: a place names a database but cannot be read or is malformed.
         DatabaseNotAllowedError: untrusted configuration names another host or a file outside
-            the workspace.
+            the workspace, or (with `approves_remote`) a host off this machine the user has not
+            allowed for this project.
     """
     places = _Places(root, environ if trust_workspace_config else {})
     looked: list[str] = []
@@ -120,6 +129,8 @@ def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace
             continue
         url, origin = found
         settings = dict(places.settings)
+        if trust_workspace_config and approves_remote is not None:
+            _require_trusted_hosts(url, root, origin, approves_remote)
         if not trust_workspace_config:
             require_local_database(url, root, origin)
             if settings["allow_writes"]:
@@ -127,6 +138,21 @@ def discover_database(root: Path, environ: Mapping[str, str], *, trust_workspace
                 settings["writes_off_because"] = _UNTRUSTED_WRITES
         return DatabaseSource(url=url, origin=origin, **settings)
     raise DatabaseNotConfiguredError(_not_found_message(root, looked))
+
+
+def _require_trusted_hosts(
+    url: URL, root: Path, origin: str, approves_remote: Callable[[Path, tuple[str, ...]], bool]
+) -> None:
+    hosts = hosts_off_this_machine(url)
+    if hosts and not approves_remote(root, hosts):
+        from homeport.workspace.trust import trust_command
+
+        named = ", ".join(hosts)
+        raise DatabaseNotAllowedError(
+            f"{origin} names the database host {named}, off this machine; its credentials are not sent there "
+            f"until you trust this project's configuration: waiting for trust. If you trust it to reach {named}, "
+            f"run `{trust_command(root)}`"
+        )
 
 
 class _Places:

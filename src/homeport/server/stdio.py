@@ -19,6 +19,7 @@ import re
 import signal
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -31,7 +32,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from homeport.core.runtime import Runtime
-from homeport.errors import WorkspaceError
+from homeport.errors import HomeportError, WorkspaceError
 from homeport.workspace import CallInputs, Source
 
 __all__ = ["describe_default_workspace", "rejection", "serve_stdio"]
@@ -206,4 +207,15 @@ def describe_default_workspace(runtime: Runtime) -> str:
     if workspace.source is Source.CLIENT_ENV:  # which of the client's variables
         origin = "CLAUDE_PROJECT_DIR" if s.client_env.get("CLAUDE_PROJECT_DIR") else "WORKSPACE_FOLDER_PATHS"
     project = "" if workspace.is_project else "; not a project yet (no .homeport/ or git repository)"
-    return f"default workspace {workspace.root} (from {origin}){project}"
+    return f"default workspace {workspace.root} (from {origin}){project}{_trust_note(runtime, workspace.root)}"
+
+
+def _trust_note(runtime: Runtime, root: Path) -> str:
+    """What the project's config asks for that waits for the user's trust (`homeport trust`), if anything."""
+    if runtime.team is None:
+        return ""
+    try:
+        waiting = runtime.team.waiting(root)
+    except HomeportError as exc:
+        return f"; its team configuration cannot be used: {exc.message}"
+    return "" if waiting is None else f"; {waiting.line()}"

@@ -114,7 +114,8 @@ def _store_report(call: Call, ws: Workspace) -> dict[str, Any]:
 
 
 def _identity(call: Call, ws: Workspace) -> dict[str, Any]:
-    """The project's key, where it came from, and the team server its memory calls go to."""
+    """The project's key, where it came from, the team server its memory calls go to, and (`trust`) one
+    its config names that waits for this user's trust."""
     try:
         found = project_key(ws.root).describe()
     except HomeportError as exc:
@@ -124,9 +125,12 @@ def _identity(call: Call, ws: Workspace) -> dict[str, Any]:
         return found
     try:
         route = team.route(ws.root)
+        waiting = team.waiting(ws.root)
     except HomeportError as exc:
-        return {**found, "team": {"error": f"{exc.message} [{exc.code}]"}}
-    return {**found, "team": route.describe() if route is not None else None}
+        return {**found, "team": {"error": f"{exc.message} [{exc.code}]"}, "trust": None}
+    # A team server the repository names that this user has not trusted: what waits, and the command.
+    trust = waiting.describe() if waiting is not None else {"status": "trusted"} if route is not None else None
+    return {**found, "team": route.describe() if route is not None else None, "trust": trust}
 
 
 def _this_process() -> dict[str, Any]:
