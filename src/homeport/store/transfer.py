@@ -9,13 +9,17 @@ An import reads and validates every file before it writes anything: each item mu
 `homeport.store.fields` record (the types and caps of the tool arguments), ids unique, context
 versions 1..n. The writes then run in one transaction; any refusal leaves the memory as it was.
 Files are only read and written as regular files inside the workspace: a symlink, FIFO or
-device in an export directory is refused, never followed or opened (see `_transfer_files`).
+device in an export directory is refused, never followed or opened (see `_transfer_files`). An
+export writes through a descriptor of its directory, reached from the workspace root without
+following a symlink, and replaces only files of an earlier Homeport export (see `_export_dir`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -25,15 +29,13 @@ from sqlalchemy import Connection, delete, select
 from homeport.errors import HomeportError, InvalidItemError
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, row_dict
+from homeport.store._export_dir import MARKER, open_export_dir, refuse_foreign_files, write_file
 from homeport.store._markdown import to_markdown
 from homeport.store._transfer_files import (
     DEFAULT_EXPORT_DIR,
     MAX_FILE_BYTES,
     inside_workspace,
     read_file,
-    refuse_special,
-    sync_directory,
-    write_atomic,
 )
 from homeport.store._transfer_read import SECTIONS, read_section, refuse_lost_items
 from homeport.store.contexts import write_context
@@ -77,12 +79,19 @@ def export_memory(
     """Write the memory of the workspace under `output_dir`; returns the files and item counts.
 
     Raises:
-        InvalidItemError: an unknown format, an output directory outside the workspace, or an entry
-            in it that is not a regular file where an export file goes (a symlink, FIFO, device).
+        InvalidItemError: an unknown format, an output directory outside the workspace or reached
+            through a symlink that changed meanwhile, an entry in it that is not a regular file where an
+            export file goes (a symlink, FIFO, device), or a file there that no Homeport export wrote.
     """
     if fmt not in ("json", "markdown"):
         raise InvalidItemError(f"format {fmt!r} is not json or markdown")
-    target = inside_workspace(root, output_dir, DEFAULT_EXPORT_DIR)
+    try:
+        target = inside_workspace(root, output_dir, DEFAULT_EXPORT_DIR)
+    except OSError as exc:  # realpath racing a directory being swapped
+        raise InvalidItemError(
+            f"cannot export to {output_dir or DEFAULT_EXPORT_DIR!r}: it changed while Homeport resolved it "
+            f"({exc.strerror or exc}); retry once the directory is stable"
+        ) from exc
     data = _collect(store)
     manifest = {
         "format": fmt,
@@ -99,20 +108,26 @@ def export_memory(
         )
         for section, items in data.items()
     }
-    bodies["manifest.json"] = json.dumps(manifest, indent=2) + "\n"
+    bodies["manifest.json"] = json.dumps({**MARKER, **manifest}, indent=2) + "\n"
+    names = ["manifest.json", *list(bodies)[:-1]]
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        for name in bodies:  # all checked before the first write: a refusal leaves the directory as it was
-            refuse_special(target / name)
-        for name, body in bodies.items():
-            write_atomic(target / name, body)
-        sync_directory(target)
+        fd = open_export_dir(root, target)
+        try:
+            # All checked before the first write: a refusal leaves the directory as it was. The manifest
+            # is written last, so a directory is marked as Homeport's only once its files are there.
+            refuse_foreign_files(fd, target, names)
+            for name, body in bodies.items():
+                write_file(fd, name, body)
+            with contextlib.suppress(OSError):
+                os.fsync(fd)  # the renames, durable
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise InvalidItemError(
             f"cannot export to {target}: {exc.strerror or exc}; choose a directory inside the "
             "workspace that is not a file"
         ) from exc
-    return {"output_dir": str(target), "files": ["manifest.json", *list(bodies)[:-1]], **manifest}
+    return {"output_dir": str(target), "files": names, **manifest}
 
 
 def import_memory(
