@@ -123,7 +123,7 @@ def test_top_level_help_lists_the_memory_commands(runner):
 def test_people_see_the_workspace_and_source_first(runner, project):
     run(runner, "decisions", "add", "Use SQLite WAL", "--tag", "db")
     lines = run(runner, "decisions", "list").stdout.splitlines()
-    assert lines[0] == f"workspace {project} (cwd)"
+    assert lines[0] == f"workspace {project} (from the current directory)"
     assert any("Use SQLite WAL" in line and "db" in line for line in lines[1:])
 
 

@@ -123,7 +123,9 @@ async def test_a_stdio_server_forwards_to_the_daemon_and_serves_locally_after_it
     async with stdio_client(cwd=base, mode="auto", args=("--allow-root", str(base)), env=env) as client:
         root = str(project)
         written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "via daemon"}))
-        assert written["workspace"]["root"] == root and written["workspace"]["source"] == "header"
+        # The caller chose it by argument, and the result says so, and that the daemon served it (finding 12).
+        assert written["workspace"]["root"] == root and written["workspace"]["source"] == "argument"
+        assert written["workspace"]["served_by"]["pid"] == pid
         where = ok(await client.call_tool("where_am_i", {"workspace": root}))
         sock = state / "daemon" / "homeport.sock"
         assert where["served_by"] == {"process": "owner", "pid": pid, "endpoint": f"unix:{sock}", "owns": str(base)}
@@ -186,7 +188,7 @@ def test_a_shell_command_sent_to_the_daemon_loads_none_of_the_mcp_sdk(setup) -> 
     done = homeport(state, "decisions", "add", "sent to the daemon", "--json", cwd=project, boot=_LOADED_BOOT)
     assert done.returncode == 0, done.stderr
     *printed, modules = done.stdout.rstrip("\n").split("\n")
-    assert json.loads("\n".join(printed))["workspace"]["source"] == "header"  # the daemon served it
+    assert json.loads("\n".join(printed))["workspace"]["served_by"]["endpoint"].startswith("unix:")  # the daemon
     assert daemon_status(state, base)[1]["calls"] == 1
     loaded = modules.split()
     assert [m for m in loaded if m.split(".")[0] in ("mcp", "mcp_types", "httpx", "httpx2", "starlette")] == []
@@ -197,8 +199,9 @@ def test_shell_commands_use_the_daemon_and_work_locally_when_it_is_stopped_or_re
     assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
     added = homeport(state, "decisions", "add", "from the shell", "--json", cwd=project)
     assert added.returncode == 0, added.stderr
-    # The daemon wrote it (the owner resolved the root it was sent), and counted the call.
-    assert json.loads(added.stdout)["workspace"]["source"] == "header"
+    # The daemon wrote it and counted the call; the result names the source the shell used, not the header.
+    assert json.loads(added.stdout)["workspace"]["source"] == "cwd"
+    assert json.loads(added.stdout)["workspace"]["served_by"]["endpoint"].startswith("unix:")
     assert daemon_status(state, base)[1]["calls"] == 1
     # An error from the daemon is the same one line and exit status as a local one.
     missing = homeport(state, "decisions", "delete", "424242", cwd=project)
@@ -206,14 +209,14 @@ def test_shell_commands_use_the_daemon_and_work_locally_when_it_is_stopped_or_re
     # --no-daemon: this process opens the store itself.
     local = homeport(state, "decisions", "list", "--json", "--no-daemon", cwd=project)
     assert local.returncode == 0, local.stderr
-    assert json.loads(local.stdout)["workspace"]["source"] != "header"
+    assert "served_by" not in json.loads(local.stdout)["workspace"]
     assert [d["summary"] for d in json.loads(local.stdout)["decisions"]] == ["from the shell"]
     assert daemon_status(state, base)[1]["calls"] == 2
 
     assert homeport(state, "daemon", "stop", cwd=base).returncode == 0
     after = homeport(state, "decisions", "list", "--json", cwd=project)
     assert after.returncode == 0, after.stderr
-    assert json.loads(after.stdout)["workspace"]["source"] != "header"
+    assert "served_by" not in json.loads(after.stdout)["workspace"]
     assert [d["summary"] for d in json.loads(after.stdout)["decisions"]] == ["from the shell"]
 
 
@@ -228,7 +231,7 @@ def test_homeport_ui_forwards_its_calls_to_the_daemon_that_owns_the_project(setu
     state, base, project = setup
     assert homeport(state, "daemon", "start", "--allow-root", str(base), cwd=base).returncode == 0
     added = homeport(state, "decisions", "add", "Use WAL", "--json", cwd=project)
-    assert added.returncode == 0 and json.loads(added.stdout)["workspace"]["source"] == "header", added.stderr
+    assert added.returncode == 0 and "served_by" in json.loads(added.stdout)["workspace"], added.stderr
     decision = json.loads(added.stdout)["id"]
     before = daemon_status(state, base)[1]["calls"]
     assert isinstance(before, int)
@@ -265,7 +268,10 @@ def test_homeport_ui_forwards_its_calls_to_the_daemon_that_owns_the_project(setu
             assert "homeport-forwarder" not in history
         # The daemon served the correction: a shell command it answers sees it.
         listed = homeport(state, "decisions", "list", "--json", cwd=project)
-        assert json.loads(listed.stdout)["workspace"]["source"] == "header"
+        assert "served_by" in json.loads(listed.stdout)["workspace"]
+        # What a person sees: the source they used, not the header the daemon was sent (finding 12).
+        shown = homeport(state, "decisions", "list", cwd=project).stdout.splitlines()[0]
+        assert shown == f"workspace {project} (from the current directory)", shown
         assert [d["summary"] for d in json.loads(listed.stdout)["decisions"]] == ["Use SQLite in WAL mode"]
         assert daemon_status(state, base)[1]["errors"] == 0
     finally:

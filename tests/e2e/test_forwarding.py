@@ -103,8 +103,10 @@ async def test_a_stdio_front_end_routes_each_workspace_to_its_owner_and_serves_t
         for name, owner in (("alpha", alpha_owner), ("beta", beta_owner)):
             root = str(projects[name])
             written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": f"for {name}"}))
-            # The owner resolved the root it was sent in X-Workspace-Id: its own answer, unchanged.
-            assert written["workspace"]["root"] == root and written["workspace"]["source"] == "header"
+            # The owner served it; the result names the source the caller used (the argument), not the
+            # header the owner was sent, and the owner that served it (issue 22, finding 12).
+            assert written["workspace"]["root"] == root and written["workspace"]["source"] == "argument"
+            assert written["workspace"]["served_by"] == {"pid": owner.pid, "endpoint": owner.endpoint}
             where = ok(await client.call_tool("where_am_i", {"workspace": root}))
             assert where["served_by"] == {
                 "process": "owner",
@@ -132,7 +134,7 @@ async def test_errors_and_large_results_come_back_from_the_owner_unchanged(mesh)
             ok(await client.call_tool("log_decision", {"workspace": root, "summary": f"big {n}", "rationale": big}))
         read = ok(await client.call_tool("get_decisions", {"workspace": root}))
         assert [d["rationale"] for d in read["decisions"][:3]] == [big] * 3
-        assert read["workspace"]["source"] == "header"
+        assert read["workspace"]["source"] == "argument" and "served_by" in read["workspace"]
 
 
 async def test_the_front_ends_guards_run_before_anything_is_forwarded(mesh, tmp_path) -> None:
@@ -212,7 +214,7 @@ async def test_an_owner_with_the_database_credentials_answers_run_query_for_a_fr
     async with front_end(state, base) as client:
         answer = ok(await client.call_tool("run_query", {"workspace": str(project), "query": "SELECT 41 + 1 AS n"}))
         assert "42" in json.dumps(answer)
-        assert answer["workspace"]["source"] == "header"
+        assert answer["workspace"]["source"] == "argument" and "served_by" in answer["workspace"]
 
 
 @pytest.mark.postgres

@@ -86,7 +86,7 @@ async def test_a_stdio_front_end_forwards_as_its_agent_and_the_owner_checks_that
     root = str(project)
     async with front_end(state, base, "--agent", "ada") as client:
         written = ok(await client.call_tool("log_decision", {"workspace": root, "summary": "by ada"}))
-        assert written["workspace"]["source"] == "header"
+        assert written["workspace"]["source"] == "argument" and "served_by" in written["workspace"]
         where = ok(await client.call_tool("where_am_i", {"workspace": root}))
         assert where["served_by"]["pid"] == owner.pid
     # The owner's store holds it: read back directly with ada's own token.

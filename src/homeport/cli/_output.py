@@ -37,7 +37,17 @@ def workspace_line(workspace: Mapping[str, str]) -> Text:
     project, the team server and the project's key its memory was read or written under."""
     if "team" in workspace:
         return Text(f"team server {workspace['team']}, project {workspace.get('key', '-')}", style="dim")
-    return Text(f"workspace {workspace['root']} ({workspace['source']})", style="dim")
+    return Text(f"workspace {workspace['root']} (from {_said(workspace['source'])})", style="dim")
+
+
+def _said(source: str) -> str:
+    """A result's source in the words a person reading it set or sent (`cwd`: the current directory)."""
+    from homeport.workspace.sources import Source
+
+    try:
+        return Source(source).said
+    except ValueError:
+        return source  # a newer owner or team server's source: as it came
 
 
 def item_table(*columns: str) -> Table:

@@ -69,9 +69,9 @@ __all__ = [
     "CallRequest",
     "LocalRequest",
     "Route",
+    "as_served",
     "owners_answer",
     "unknown_arguments_error",
-    "with_source",
 ]
 
 # The workspace names other servers use: a call that carries one is told to use `workspace`.
@@ -444,13 +444,15 @@ class CallPipeline:
 
     @staticmethod
     def _as_resolved_here(route: Route, result: Any) -> Any:
-        """The owner's result naming the workspace's source as this process resolved it.
+        """The owner's result naming the workspace's source as this process resolved it, and the owner.
 
         The owner is handed the root in a header and would say `header`; the caller chose the
-        workspace by an argument, a flag, its roots or its directory, and the result says so.
+        workspace by an argument, a flag, its roots or its directory, and the result says so, and
+        which process served it (`served_by`: the owner's pid and endpoint).
         """
-        assert route.workspace is not None
-        return with_source(result, route.workspace.source)
+        assert route.workspace is not None and route.owner is not None
+        owner = route.owner[1]
+        return as_served(result, route.workspace.source, {"pid": owner.pid, "endpoint": owner.endpoint})
 
     # -- perform
 
@@ -512,18 +514,19 @@ def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[s
     )
 
 
-def with_source(result: Any, source: str) -> Any:
-    """`result` (a result dict, its JSON, or the SDK's `CallToolResult`) with `workspace.source` set to `source`."""
+def as_served(result: Any, source: str, served_by: dict[str, Any]) -> Any:
+    """`result` (a result dict, its JSON, or the SDK's `CallToolResult`) with `workspace.source` set to
+    `source` and `workspace.served_by` to `served_by`."""
     if isinstance(result, dict):
         content = result.get("structuredContent") if "structuredContent" in result else result
         if isinstance(content, dict) and isinstance(content.get("workspace"), dict):
-            content["workspace"] = {**content["workspace"], "source": source}
+            content["workspace"] = {**content["workspace"], "source": source, "served_by": served_by}
         return result
     content = getattr(result, "structured_content", None)
     if isinstance(content, dict) and isinstance(content.get("workspace"), dict):
         workspace = content["workspace"]
-        if workspace.get("source") != source:
-            fixed = {**content, "workspace": {**workspace, "source": source}}
+        if workspace.get("source") != source or workspace.get("served_by") != served_by:
+            fixed = {**content, "workspace": {**workspace, "source": source, "served_by": served_by}}
             result = result.model_copy(
                 update={"structured_content": fixed, "content": _reworded(result.content, content, fixed)}
             )
