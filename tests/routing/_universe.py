@@ -297,6 +297,14 @@ class Oracle:
             return False
         return not self.allow or any(within(root, a) for a in self.allow)
 
+    def _within_bounds(self, place: Path) -> bool:
+        """Inside the allowed and the client's roots, not denied, not Homeport's data."""
+        if self.allow and not any(within(place, a) for a in self.allow):
+            return False
+        if self.declared is not None and not any(within(place, r) for r in self.declared):
+            return False
+        return not (is_denied(place, self.u.home) or within(place, self.u.data_dir))
+
     def _expect_guarded(self, call: Call, state: State) -> Expect:
         if call.alias is not None:
             return Expect(codes={"unknown_argument"})
@@ -312,6 +320,10 @@ class Oracle:
         else:
             directory = self._canonical(value)
             if directory is None:
+                # Outside the caller's bounds nothing is told of what is (not) there (issue 22, finding 17).
+                path = _decoded(value)
+                if path is not None and not self._within_bounds(Path(os.path.realpath(path))):
+                    return Expect(codes={"workspace_denied"})
                 return Expect(codes={"invalid_workspace"})
             root = nearest_project(directory, [*self.allow, *(self.declared or [])], u.home)
         if is_denied(root, u.home):

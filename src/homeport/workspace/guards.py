@@ -190,6 +190,50 @@ class WorkspaceGuard:
             chain = chain[: chain.index(ceiling) + 1]
         return tuple(p for p in chain if self.denied.reason(p) is None)
 
+    def check_reach(self, candidate: Path, client_roots: Sequence[Path] | None, *, label: str) -> None:
+        """Refuse a decoded candidate that cannot lie inside the caller's bounds, before anything says
+        whether it exists or what it is: outside the allowed or client roots, or in a denied or private
+        tree, a file, a directory and nothing at all get the same answer (no probing the server's disk).
+        Inside them the caller may learn what is there, as it would by using it; `check` then decides
+        on the project root, as before.
+
+        The place is the candidate with the symlinks that exist followed and `..` taken from there on
+        (non-strict realpath): where a strict one would land whenever there is something to land on.
+
+        Raises:
+            WorkspaceDeniedError: naming `label` (the value as given), never what lies at it.
+        """
+        where = Path(os.path.realpath(candidate))
+        if self.allow_roots and within_any(where, self.allow_roots) is None:
+            allowed = ", ".join(str(p) for p in self.allow_roots)
+            raise WorkspaceDeniedError(
+                f"workspace {label} is outside the allowed roots {allowed}; pass a workspace inside one of "
+                "them or start the server with --allow-root"
+            )
+        if client_roots is not None and within_any(where, client_roots) is None:
+            if not client_roots:
+                raise WorkspaceDeniedError(
+                    f"workspace {label} is refused: the client declared roots, and none of them is a directory on "
+                    "this machine, so no workspace lies inside them; open a local folder in the client"
+                )
+            declared = ", ".join(str(p) for p in client_roots)
+            raise WorkspaceDeniedError(
+                f"workspace {label} is outside the client's roots {declared}; pass a workspace inside one of "
+                "the roots your client declared, or add the folder to the client's roots"
+            )
+        if self.denied.reason(where) is not None:
+            said = self.denied.reason(Path(os.path.normpath(candidate)))  # in the caller's own words
+            raise WorkspaceDeniedError(
+                f"workspace {label} is refused: {said or 'it lies in a system or home directory'}; pass a "
+                "project directory instead"
+            )
+        private = within_any(where, self.private_trees)
+        if private is not None:
+            raise WorkspaceDeniedError(
+                f"workspace {label} lies inside Homeport's data directory {private} (file areas and tokens), "
+                "which is never a workspace; pass a project directory"
+            )
+
     def check(self, root: Path, client_roots: Sequence[Path] | None, *, label: str) -> None:
         """Refuse a workspace root that lies outside the allowed or client roots, is denied, or is
         Homeport's own data. `client_roots` None: the client declared none (no bound); empty: it

@@ -26,7 +26,7 @@ from homeport.errors import (
 from homeport.workspace.guards import WorkspaceGuard
 from homeport.workspace.handles import HandleSigner
 from homeport.workspace.keys import looks_like_path, validate_key
-from homeport.workspace.paths import canonical_directory, within_any
+from homeport.workspace.paths import canonical_directory, decode_candidate, within_any
 from homeport.workspace.sources import EXPLICIT_SOURCES, Source
 
 __all__ = ["CLIENT_ENV_VARS", "CallInputs", "Resolution", "ResolverSettings", "Seen", "Workspace", "WorkspaceResolver"]
@@ -221,11 +221,17 @@ class WorkspaceResolver:
         if self.settings.logical_root is not None:
             return self._accept_key(value, source)
         label = label or f"{value!r} (from {source.said})"
+        guard = self.settings.guard
+        try:
+            candidate = decode_candidate(value)
+        except InvalidWorkspaceError as exc:
+            raise type(exc)(f"{exc.message} (from {source.said})") from None
+        # Bounds first: outside them, whether something exists there is none of the caller's business.
+        guard.check_reach(candidate, client_roots, label=label)
         try:
             directory = canonical_directory(value)
         except InvalidWorkspaceError as exc:
             raise type(exc)(f"{exc.message} (from {source.said})") from None
-        guard = self.settings.guard
         try:
             found = guard.project_root(directory, client_roots or ())
         except WorkspaceDeniedError as exc:
