@@ -148,12 +148,14 @@ def test_the_start_up_line_names_the_default_workspace_and_where_it_came_from(tm
     configured = make_project(tmp_path / "configured")
     cwd = make_project(tmp_path / "cwd")
     assert _first_line(cwd, env=clean_env(CLAUDE_PROJECT_DIR=str(hinted))) == (
-        f"homeport: stdio; default workspace {hinted} (from CLAUDE_PROJECT_DIR)\n"
+        f"homeport: stdio; default workspace {hinted} (from CLAUDE_PROJECT_DIR) unless the client sends roots\n"
     )
     assert _first_line(cwd, "--workspace", str(configured)) == (
         f"homeport: stdio; default workspace {configured} (from --workspace/HOMEPORT_WORKSPACE)\n"
     )
-    assert _first_line(cwd) == f"homeport: stdio; default workspace {cwd} (from the current directory)\n"
+    assert _first_line(cwd) == (
+        f"homeport: stdio; default workspace {cwd} (from the current directory) unless the client sends roots\n"
+    )
 
 
 def test_the_start_up_line_says_when_there_is_no_default_and_why(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -325,7 +326,7 @@ def serve(
                         "launch it; `homeport serve --http` serves many clients; Ctrl-C to stop",
                         err=True,
                     )
-            serve_stdio(mcp)
+            serve_stdio(mcp, on_initialize=None if quiet else functools.partial(_say_roots, runtime))
             return
         check_exposure(settings, runtime.resolver.settings.guard)
         sock = bind(host, port)
@@ -343,6 +344,14 @@ def serve(
     finally:
         runtime.close()
         sys.stderr.flush()
+
+
+def _say_roots(runtime: Runtime, params: dict[str, Any]) -> None:
+    from homeport.server.stdio import roots_change_the_default
+
+    said = roots_change_the_default(runtime, params)
+    if said is not None:
+        click.echo(f"homeport: {said}", err=True)
 
 
 def _banner(runtime: Runtime) -> str:

@@ -18,7 +18,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,18 +35,21 @@ from homeport.core.runtime import Runtime
 from homeport.errors import HomeportError, WorkspaceError
 from homeport.workspace import CallInputs, Source
 
-__all__ = ["describe_default_workspace", "rejection", "serve_stdio"]
+__all__ = ["describe_default_workspace", "rejection", "roots_change_the_default", "serve_stdio"]
 
 # Small answers are written straight to the pipe (it holds 64 KiB); bigger ones from a worker thread.
 _INLINE_WRITE_BYTES = 16 * 1024
 
 
-def serve_stdio(mcp: MCPServer) -> None:
-    """Serve `mcp` on this process's stdin/stdout until stdin closes (Ctrl-C raises KeyboardInterrupt)."""
-    anyio.run(_serve, mcp)
+def serve_stdio(mcp: MCPServer, on_initialize: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Serve `mcp` on this process's stdin/stdout until stdin closes (Ctrl-C raises KeyboardInterrupt).
+
+    `on_initialize(params)` sees the client's `initialize` request (2025 era) before the SDK answers it.
+    """
+    anyio.run(_serve, mcp, on_initialize)
 
 
-async def _serve(mcp: MCPServer) -> None:
+async def _serve(mcp: MCPServer, on_initialize: Callable[[dict[str, Any]], None] | None = None) -> None:
     lowlevel = mcp._lowlevel_server  # the SDK's own run_stdio_async drives the same object
     with _claimed_wire() as (wire_in, wire_out):
         read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -60,6 +63,9 @@ async def _serve(mcp: MCPServer) -> None:
                 if answer is not None:
                     await write_send.send(SessionMessage(answer))
                 return
+            if on_initialize is not None and _is_initialize(message):
+                assert isinstance(message, types.JSONRPCRequest)
+                on_initialize(message.params or {})
             await read_send.send(SessionMessage(message))
 
         async def write_all() -> None:
@@ -90,6 +96,10 @@ async def _serve(mcp: MCPServer) -> None:
             tg.start_soon(stop_on_signal, tg.cancel_scope)
             await lowlevel.run(read_receive, write_send, lowlevel.create_initialization_options())
             tg.cancel_scope.cancel()
+
+
+def _is_initialize(message: Any) -> bool:
+    return isinstance(message, types.JSONRPCRequest) and message.method == "initialize"
 
 
 def _read_lines(wire_in: IO[bytes], deliver: Any, read_send: MemoryObjectSendStream[Any], token: Any) -> None:
@@ -207,7 +217,27 @@ def describe_default_workspace(runtime: Runtime) -> str:
     if workspace.source is Source.CLIENT_ENV:  # which of the client's variables
         origin = "CLAUDE_PROJECT_DIR" if s.client_env.get("CLAUDE_PROJECT_DIR") else "WORKSPACE_FOLDER_PATHS"
     project = "" if workspace.is_project else "; not a project yet (no .homeport/ or git repository)"
-    return f"default workspace {workspace.root} (from {origin}){project}{_trust_note(runtime, workspace.root)}"
+    # Roots come before the client's environment and the directory: a client that sends them wins.
+    unless = " unless the client sends roots" if workspace.source in _BELOW_ROOTS else ""
+    return f"default workspace {workspace.root} (from {origin}){unless}{project}{_trust_note(runtime, workspace.root)}"
+
+
+_BELOW_ROOTS = frozenset({Source.CLIENT_ENV, Source.CWD})
+
+
+def roots_change_the_default(runtime: Runtime, params: dict[str, Any]) -> str | None:
+    """What a client's `initialize` changes about the default workspace: with roots declared, a call that
+    names none uses them, not the client's environment or the directory; None when nothing changes."""
+    capabilities = params.get("capabilities")
+    if not isinstance(capabilities, dict) or capabilities.get("roots") is None:
+        return None
+    try:
+        workspace = runtime.resolve(CallInputs(), write=False)
+    except WorkspaceError:
+        return "the client sends roots: a call that names no workspace uses them"
+    if workspace.source not in _BELOW_ROOTS:
+        return None
+    return f"the client sends roots: a call that names no workspace uses them, not {workspace.root}"
 
 
 def _trust_note(runtime: Runtime, root: Path) -> str:
