@@ -7,6 +7,7 @@ attacker's team server and records every byte it is sent."""
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import socket
 import sqlite3
@@ -186,3 +187,23 @@ async def test_a_cloned_repository_sends_nothing_to_its_team_server_and_reads_no
     assert attacker.connected.is_set()
     assert f"Authorization: Bearer {SECRET}".lower().encode() in attacker.everything().lower()
     assert local_decisions(root) == ["written from the editor", "written from the shell"]
+
+
+def test_where_and_doctor_say_what_waits_and_reach_nothing_before_trust(attacker: HostileListener, tmp_path) -> None:
+    root = evil_clone(tmp_path / "src" / "x", attacker.url)
+    env = user_env(tmp_path)
+    (tmp_path / "home").mkdir()
+    where = homeport("where", "--json", cwd=root, env=env)
+    assert where.returncode == 0, where.stderr
+    report = json.loads(where.stdout)
+    assert report["store_kind"] == "sqlite" and report["team"] is None
+    assert report["trust"]["status"] == "waiting" and report["trust"]["command"] == trust_command(root)
+    text = homeport("where", cwd=root, env={**env, "COLUMNS": "1000"}).stdout
+    assert trust_command(root) in " ".join(text.split())
+    doctor = homeport("doctor", "--json", cwd=root, env=env)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["trust"]["status"] == "warn" and trust_command(root) in checks["trust"]["fix"]
+    assert attacker.url in checks["trust"]["detail"] and "waiting for trust" in checks["trust"]["detail"]
+    assert checks["store"]["status"] == "ok" and "homeport.db" in checks["store"]["detail"]
+    assert not attacker.connected.is_set() and attacker.everything() == b""
+    assert SECRET not in where.stdout + doctor.stdout + doctor.stderr
