@@ -66,7 +66,9 @@ class Principal:
     @cached_property
     def matchers(self) -> frozenset[str]:
         """Every `who` string that names this principal (what `matches_principal` accepts), for set lookups."""
-        out = {"*", self.name, *(f"group:{g}" for g in self.groups)}
+        out = {"*", *(f"group:{g}" for g in self.groups)}
+        if not self.name.startswith(("group:", "claim:")):
+            out.add(self.name)  # as `matches_principal`: a name never passes for a group or a claim
         for key, claim in self.claims.items():
             if "=" in key:
                 continue  # `claim:K=V` splits at the first '=': such a key is never named

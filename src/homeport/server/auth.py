@@ -18,12 +18,32 @@ from starlette.routing import Route
 
 from homeport.errors import ConfigError
 from homeport.files.tokens import TokenStore
+from homeport.server.request import LOCAL_PRINCIPAL
 
-__all__ = ["METADATA_PATH", "TokenStoreVerifier", "resource_metadata_routes"]
+__all__ = ["METADATA_PATH", "TokenStoreVerifier", "resource_metadata_routes", "subject_problem"]
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 log = logging.getLogger("homeport.auth")
+
+
+def subject_problem(subject: object) -> str | None:
+    """Why a verified token's subject cannot name a principal, or None when it can.
+
+    Refused: no text, or text with surrounding spaces or control characters (an empty `sub` became
+    `local`); `local`, the unauthenticated local user's name, which the owner's forwarded calls
+    also take; and what the access rules' `who` reads as a pattern (`*`, `group:...`, `claim:...`),
+    so a subject can never pass for a group or a claim.
+    """
+    if not isinstance(subject, str) or not subject.strip():
+        return "it is empty"
+    if subject != subject.strip() or not subject.isprintable():
+        return "it has surrounding spaces or control characters"
+    if subject == LOCAL_PRINCIPAL:
+        return f"{LOCAL_PRINCIPAL!r} is the name of the local user when no token is required"
+    if subject == "*" or subject.startswith(("group:", "claim:")):
+        return "the access rules read it as a pattern ('*', 'group:', 'claim:'), not a name"
+    return None
 
 
 class TokenStoreVerifier(TokenVerifier):
@@ -46,6 +66,12 @@ class TokenStoreVerifier(TokenVerifier):
             log.warning("token file %s is readable again; bearer tokens are accepted", self.tokens.path)
             self._failing = None
         if agent is None:
+            return None
+        problem = subject_problem(agent)
+        if problem is not None:
+            log.warning(
+                "refusing a token of agent %r in %s: %s; mint one for another agent", agent, self.tokens.path, problem
+            )
             return None
         return AccessToken(token=token, client_id=agent, scopes=[], subject=agent)
 

@@ -2,8 +2,9 @@
 
 A token is accepted only when its signature verifies with a key from the issuer's JWKS (RS256 or
 ES256; the key is picked by the token's `kid`), it has not expired (`exp` is required), its `iss` is
-the configured issuer and its `aud` holds this server's resource URL (RFC 8707: a token minted for
-another service is not accepted here). The SDK's bearer middleware calls `verify_token`; a
+the configured issuer, its `aud` holds this server's resource URL (RFC 8707: a token minted for
+another service is not accepted here) and its `sub` can name a principal (not empty, not `local`,
+not a pattern of the access rules: `auth.subject_problem`). The SDK's bearer middleware calls `verify_token`; a
 refused token is a 401 with the resource metadata's URL, as for Homeport's own tokens.
 
 PyJWT does the verifying (the MCP SDK already depends on it); its `PyJWKClient` fetches the key
@@ -18,6 +19,8 @@ from typing import Any
 import anyio.to_thread
 import jwt
 from mcp.server.auth.provider import AccessToken, TokenVerifier
+
+from homeport.server.auth import subject_problem
 
 __all__ = ["JWT_ALGORITHMS", "JwtVerifier"]
 
@@ -56,9 +59,14 @@ class JwtVerifier(TokenVerifier):
             # Debug only: a stream of bad tokens must not flood the log; the client gets its 401.
             log.debug("bearer JWT refused: %s", exc)
             return None
+        subject = claims["sub"]
+        problem = subject_problem(subject)
+        if problem is not None:
+            # An empty `sub` would have run as `local`, the unauthenticated local user.
+            log.debug("bearer JWT refused: its sub %r cannot name a principal: %s", subject, problem)
+            return None
         scope = claims.get("scope") or claims.get("scp") or ""
         scopes = scope.split() if isinstance(scope, str) else [str(s) for s in scope]
-        subject = str(claims["sub"])
         return AccessToken(
             token=token,
             client_id=str(claims.get("azp") or claims.get("client_id") or subject),
