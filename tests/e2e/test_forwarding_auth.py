@@ -57,10 +57,11 @@ def auth_owner(tmp_path: Path) -> Iterator[tuple[Path, Path, Path, dict[str, str
 
 
 def _token_ref(state: Path, pid: int) -> Path:
+    """The owner's secret (its token): where Homeport keeps it, named by no entry; the entry says --auth."""
     owners = json.loads((state / "registry.json").read_text(encoding="utf-8"))["owners"]
-    refs = {entry["token_ref"] for entry in owners.values() if entry["pid"] == pid}
-    assert len(refs) == 1 and None not in refs, owners
-    return Path(refs.pop())
+    entries = [entry for entry in owners.values() if entry["pid"] == pid]
+    assert entries and all(entry["auth"] is True and "token_ref" not in entry for entry in entries), owners
+    return state / "secrets" / f"{pid}.key"
 
 
 def front_end(state: Path, base: Path, *args: str):

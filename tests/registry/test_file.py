@@ -160,18 +160,21 @@ def test_a_killed_process_not_yet_reaped_is_not_running():
         child.wait()
 
 
-def test_an_owner_token_is_private_named_by_the_entry_and_gone_with_its_owner(tmp_path):
+def test_an_owner_secret_is_private_never_named_by_the_entry_and_gone_with_its_owner(tmp_path):
     live = {10, 11}
     reg = registry(tmp_path, live)
-    first, second = reg.mint_owner_token(10), reg.mint_owner_token(11)
+    first, second = reg.mint_owner_secret(10), reg.mint_owner_secret(11)
+    assert first == reg.secrets / "10.key"
     assert stat.S_IMODE(os.stat(first).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(first.parent).st_mode) == 0o700
     assert first.read_text().strip() != second.read_text().strip()
-    own(reg, ["/src/api"], 10, token_ref=str(first))
-    own(reg, ["/src/web"], 11, token_ref=str(second))
-    assert reg.owner_of("/src/api")[1].token_ref == str(first)
+    assert reg.owner_secret(10) == first.read_bytes().strip()
+    own(reg, ["/src/api"], 10, auth=True)
+    own(reg, ["/src/web"], 11)
+    assert reg.owner_of("/src/api")[1].auth and not reg.owner_of("/src/web")[1].auth
+    assert str(first) not in reg.path.read_text() and first.read_text().strip() not in reg.path.read_text()
     reg.release(10)  # a clean exit
     assert not first.exists()
-    live.discard(11)  # a crash: pruned on the next read, its token with it
+    live.discard(11)  # a crash: pruned on the next read, its secret with it
     assert reg.owner_of("/src/web") is None
     assert not second.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 from hypothesis import given
@@ -20,10 +21,11 @@ roots = st.sampled_from(["/src/api", "/src/web", "/src/api/sub", "/work/x", "/sr
 
 def owners(pid=None):
     return st.builds(
-        lambda p, port, t: Owner(f"http://127.0.0.1:{port}", p, t, "0.1.0", None),
+        lambda p, port, t, auth: Owner(f"http://127.0.0.1:{port}", p, t, "0.1.0", auth),
         pid if pid is not None else st.integers(1, 6),
         ports,
         st.floats(0, 2e9, allow_nan=False),
+        st.booleans(),
     )
 
 
@@ -147,3 +149,11 @@ def test_the_owner_of_a_path_is_the_deepest_owned_directory_containing_it_by_com
     assert found is not None
     assert found[0] == max(containing, key=lambda d: len(d.split("/")))
     assert found[1] == owned[found[0]]
+
+
+def test_an_entry_names_no_token_file_and_an_old_token_ref_only_says_the_owner_requires_an_agent():
+    entry = {"endpoint": "http://127.0.0.1:50001", "pid": 7, "started_at": 0.0, "version": "0.1.0"}
+    old = Owner.from_json({**entry, "token_ref": "/home/ada/.ssh/id_ed25519"})
+    assert old.auth is True and "/home/ada" not in json.dumps(old.to_json())
+    assert Owner.from_json(entry).auth is False
+    assert Owner.from_json({**entry, "auth": True}).to_json()["auth"] is True

@@ -1,6 +1,7 @@
 """`homeport daemon start|stop|status|logs`: one background Homeport per user, on a unix socket.
 
-    STATE_DIR/daemon/               mode 0700, checked to be the user's
+    STATE_DIR/daemon/               mode 0700, checked to be the user's and that no other user can
+                                    change it or a directory above it (`_trusted_files`)
     STATE_DIR/daemon/homeport.sock  Streamable HTTP at /mcp, /healthz (mode 0600)
     STATE_DIR/daemon/daemon.lock    held by the running daemon for its whole life (released by the kernel
                                     when it dies, so a SIGKILLed daemon's leftover socket never blocks a start)
@@ -9,7 +10,9 @@
 The daemon registers itself in the instance registry as the owner of its allowed roots, with the
 endpoint `unix:STATE_DIR/daemon/homeport.sock`; every other `homeport serve` then forwards the calls
 for those workspaces to it (the workspace in `X-Workspace-Id` on each request) and serves them
-itself again once the daemon is stopped.
+itself again once the daemon is stopped. Like any owner it proves itself on each new connection
+before a front end sends it anything (`registry.proof`: the secret it registered with, and the
+kernel's word that the socket's peer is its pid, of this user).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 import click
 
 from homeport import __version__
+from homeport._trusted_files import UntrustedPathError, check_directory
 from homeport.cli._compose import dashboard_app, default_state_dir, domain_errors, serve_settings, shell_path
 from homeport.cli._lazy import HelpfulGroup
 from homeport.cli.ownership import state_dir_option
@@ -78,10 +82,12 @@ class DaemonPaths:
         return self.directory / "daemon.log"
 
     def prepare(self) -> None:
-        """Create the directory (0700) or check that an existing one is the user's and private.
+        """Create the directory (0700) or check that an existing one is the user's and private, and that
+        no other user can change a directory above it.
 
         Raises:
-            DaemonError: it belongs to another user, or the socket path is too long for the system.
+            DaemonError: it belongs to another user, others can write it or a directory above it, or the
+                socket path is too long for the system.
         """
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = self.directory.lstat()
@@ -89,8 +95,12 @@ class DaemonPaths:
             raise DaemonError(
                 f"{self.directory} is not a directory of this user (uid {os.getuid()}); remove it or pass --state-dir"
             )
+        try:
+            check_directory(self.directory)
+        except UntrustedPathError as exc:
+            raise DaemonError(f"the daemon's directory cannot be trusted: {exc}; or pass --state-dir") from None
         if stat.S_IMODE(info.st_mode) & 0o077:
-            self.directory.chmod(0o700)
+            self.directory.chmod(0o700)  # readable by others, and no one else can write it: just closed
         if len(os.fsencode(self.socket)) > _SUN_PATH_MAX:
             raise DaemonError(
                 f"the socket path {self.socket} is longer than the system allows ({_SUN_PATH_MAX} bytes); "
@@ -260,6 +270,9 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
         lock.acquire()
     except Timeout:
         raise DaemonRunningError(f"another daemon holds {paths.lock}; `homeport daemon status` shows it") from None
+    registry = InstanceRegistry(paths.directory.parent)
+    secret_file = registry.mint_owner_secret()  # how it proves to front ends that it is the daemon registered
+    atexit.register(registry.release)
     settings = serve_settings(
         transport="http",
         workspace=None,
@@ -269,16 +282,14 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
         port=0,
         state_dir=paths.directory.parent,
     )
-    settings = dataclasses.replace(settings, public_urls=(SOCKET_HOST_URL,))
+    settings = dataclasses.replace(settings, public_urls=(SOCKET_HOST_URL,), owner_token_file=secret_file)
     runtime = build_runtime(settings)
     try:
         with _listening(paths.socket) as sock:
-            registry = InstanceRegistry(paths.directory.parent)
             roots = [str(r) for r in runtime.resolver.settings.guard.allow_roots]
             owner = registry.own(
                 roots, host="127.0.0.1", requested_port=None, version=__version__, endpoint=paths.endpoint
             )
-            atexit.register(registry.release, owner.pid)
             signal.signal(signal.SIGTERM, _exit_on_sigterm)
             app = build_http_app(build_server(runtime), runtime, dashboard=dashboard_app)
             log = logging.getLogger("homeport.daemon")

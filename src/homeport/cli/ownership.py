@@ -54,18 +54,21 @@ def own_workspaces(
     state_dir: Path | None,
     auth: bool = False,
 ) -> tuple[int, Path | None]:
-    """The port to listen on, and the owner token file (with --own --auth). With --own, first register
-    DIRS (default: the allowed roots) as owned by this process, on the port they had last time or the
-    first free one from 50001, and remove the entries again when the process exits (SIGTERM and
-    SIGINT end uvicorn cleanly).
+    """The port to listen on, and the owner's secret file (with --own). With --own, first make the
+    owner's secret, then register DIRS (default: the allowed roots) as owned by this process, on the
+    port they had last time or the first free one from 50001, and remove the entries again when the
+    process exits (SIGTERM and SIGINT end uvicorn cleanly).
 
-    With --auth the entry names a token file that only this user can read: the user's other
-    instances present that token when they forward a call here, with the calling agent's name.
+    The secret (STATE_DIR/secrets/PID.key, only this user can read it) is how the owner proves to the
+    user's other instances that it is the one registered, before they send it a call
+    (`registry.proof`); with --auth they also present it as their bearer token, with the calling
+    agent's name.
 
     Raises:
         click.UsageError: --own without --http, DIRS or --take-over without --own.
         ConfigError: a DIR is not a directory inside the allowed roots.
         WorkspaceOwnedError: another live instance owns one of them (without --take-over).
+        UntrustedStateError: another user could change the state directory (the message names the fix).
     """
     if not own:
         if dirs or take_over:
@@ -85,15 +88,10 @@ def own_workspaces(
     given = source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
     requested = port if given and port != 0 else None  # --port 0 means "choose one", and the registry does
     registry = registry_at(state_dir)
-    token_file = registry.mint_owner_token() if auth else None
-    atexit.register(registry.release)  # also removes the token file if owning fails below
+    secret_file = registry.mint_owner_secret()
+    atexit.register(registry.release)  # also removes the secret if owning fails below
     owner = registry.own(
-        owned,
-        host=host,
-        requested_port=requested,
-        version=__version__,
-        take_over=take_over,
-        token_ref=None if token_file is None else str(token_file),
+        owned, host=host, requested_port=requested, version=__version__, take_over=take_over, auth=auth
     )
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         # uvicorn stops on SIGTERM, then raises it again with this handler back in place: exiting
@@ -101,7 +99,7 @@ def own_workspaces(
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     click.echo(f"homeport pid {owner.pid} owns {', '.join(map(str, owned))} at {owner.endpoint}", err=True)
     assert owner.port is not None
-    return owner.port, token_file
+    return owner.port, secret_file
 
 
 def _exit_on_sigterm(signum: int, _frame: Any) -> None:

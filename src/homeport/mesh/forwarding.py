@@ -1,9 +1,11 @@
 """Calls for a workspace that another live instance owns go to that instance, unchanged.
 
     front end: resolution, guards, access (as for a local call)
-      -> the registry names a live owner for the workspace's root (not this process)
+      -> the registry names a live owner for the workspace's root (not this process): one that
+         proved it holds the secret it registered with (`registry.liveness`)
+      -> on each new connection, the owner proves it again before anything is sent (`mesh.owner_http`)
       -> tools/call on the owner over Streamable HTTP (one stateless request,
-         `server.owner_client`), the root in X-Workspace-Id,
+         `mesh.owner_client`), the root in X-Workspace-Id,
          the owner's token and the calling agent when it has one (`server.owner_token`);
          the owner resolves, guards and checks the agent's access again
       -> the owner's CallToolResult, returned as it came (errors included)
@@ -11,13 +13,18 @@
 The registry is read again only when its file changes (a `stat` per call otherwise). An HTTP
 client to an owner is opened once per owner, workspace and agent, on the server's own event loop,
 and shared by every call after it (kept-alive connections, no thread hop, no handshake). An owner that stops
-answering fails that one call with `owner_unavailable`; its entry is pruned and the next call for
-the workspace is served here.
+answering fails that one call with `owner_unavailable`, and one that answers without proving it is
+the owner (an impostor on a dead owner's port) with `owner_unproven`, nothing of the call sent; either
+way its entry is pruned and the next call for the workspace is served here.
+
+A state directory that another user could change is not read at all (`UntrustedStateError`): with a
+warning that names it and the fix, every call is served here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -27,7 +34,13 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 from pydantic_core import to_jsonable_python
 
-from homeport.errors import OwnerUnavailableError, RegistryError, WorkspaceAccessDeniedError
+from homeport.errors import (
+    OwnerUnavailableError,
+    OwnerUnprovenError,
+    RegistryError,
+    UntrustedStateError,
+    WorkspaceAccessDeniedError,
+)
 from homeport.mesh.forward_headers import FORWARDED_HEADER
 from homeport.registry import InstanceRegistry, Owner, RegistryState, owner_for
 from homeport.registry.liveness import UNIX_SCHEME
@@ -39,6 +52,8 @@ __all__ = ["FORWARDED_HEADER", "Forwarder"]
 
 _Key = tuple[str, int, str, str | None, str | None]  # (endpoint, pid, workspace root, agent, claims)
 
+log = logging.getLogger("homeport.forwarding")
+
 
 class Forwarder:
     def __init__(self, registry: InstanceRegistry, *, use_daemon: bool = True) -> None:
@@ -48,6 +63,7 @@ class Forwarder:
         self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the registry file last read
         self._state = RegistryState()
         self._clients: ClientPool | None = None  # made on the first forwarded call (its imports are heavy)
+        self._warned: str | None = None  # the untrusted-state warning last logged (once, not on every call)
 
     # -- who owns what
 
@@ -95,7 +111,13 @@ class Forwarder:
         state = self._unchanged()
         if state is not None:
             return state
-        state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
+        try:
+            state = self.registry.read()  # prunes the dead under the lock (and so may change the file)
+        except UntrustedStateError as exc:
+            if exc.message != self._warned:
+                log.warning("%s; every call is served by this process", exc.message)
+                self._warned = exc.message
+            state = RegistryState()
         if not self.use_daemon:
             owners = {r: o for r, o in state.owners.items() if not o.endpoint.startswith(UNIX_SCHEME)}
             state = RegistryState(owners, state.ports)
@@ -140,7 +162,7 @@ class Forwarder:
         key = (owner.endpoint, owner.pid, str(root), agent, said)
 
         try:
-            conns = self._pool().client(key, lambda: owner_connections(owner, root, agent, said))
+            conns = self._pool().client(key, lambda: owner_connections(owner, root, agent, said, self._secret(owner)))
             return as_call_tool_result(await call_owner(conns, tool, to_jsonable_python(arguments), client))
         except Exception as exc:
             await self._pool().drop(key)
@@ -172,7 +194,7 @@ class Forwarder:
         payload = to_jsonable_python(arguments)
 
         async def once() -> ToolResult:
-            conns = owner_connections(owner, root, agent, claims_header(claims or {}))
+            conns = owner_connections(owner, root, agent, claims_header(claims or {}), self._secret(owner))
             try:
                 return await call_owner(conns, tool, payload, client)
             finally:
@@ -182,6 +204,19 @@ class Forwarder:
             return anyio.run(once)
         except Exception as exc:
             raise _failure(exc, self._still_live(owner), owned, owner, tool) from exc
+
+    def _secret(self, owner: Owner) -> bytes:
+        """The secret `owner` registered with, to check its proofs (and to present under --auth).
+
+        Raises:
+            OwnerNotProvenError: there is none that can be trusted: nothing can prove the owner.
+        """
+        from homeport.mesh.owner_http import OwnerNotProvenError
+
+        secret = self.registry.owner_secret(owner.pid)
+        if secret is None:
+            raise OwnerNotProvenError(f"no secret of pid {owner.pid} in {self.registry.secrets} to check it with")
+        return secret
 
     def _still_live(self, owner: Owner) -> bool:
         """Asked after a failed call: True if the owner still proves itself (else its entries are pruned)."""
@@ -205,7 +240,7 @@ class Forwarder:
 
 
 def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> None:
-    if owner.token_ref is not None and agent is None:
+    if owner.auth and agent is None:
         raise WorkspaceAccessDeniedError(
             f"{tool}: {owned} is served by pid {owner.pid} at {owner.endpoint}, which requires an agent (--auth), "
             "and this call names none; start this server with --agent NAME (an agent of the owner's directory), "
@@ -216,7 +251,14 @@ def _require_agent(owned: str, owner: Owner, tool: str, agent: str | None) -> No
 def _failure(exc: Exception, live: bool, owned: str, owner: Owner, tool: str) -> RegistryError:
     """What a call that failed on its way to a live (or now pruned) owner raises."""
     from homeport.mesh.owner_client import OwnerRefusedError
+    from homeport.mesh.owner_http import OwnerNotProvenError
 
+    if isinstance(exc, OwnerNotProvenError):
+        return OwnerUnprovenError(
+            f"{tool}: what answers at {owner.endpoint} did not prove it is the owner of {owned} registered "
+            f"there (pid {owner.pid}): {exc}. Nothing of the call was sent to it, and its registry entry was "
+            "pruned; call again and it is served by this process"
+        )
     if live and isinstance(exc, OwnerRefusedError):
         return RegistryError(
             f"{tool}: the owner of {owned} (pid {owner.pid} at {owner.endpoint}) refused the call: {exc}"

@@ -27,9 +27,10 @@ from urllib.parse import urlsplit
 from homeport import __version__
 from homeport.errors import WorkspaceAccessDeniedError
 from homeport.mesh.forward_headers import AGENT_HEADER, CLAIMS_HEADER, FORWARDED_HEADER
-from homeport.mesh.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections
+from homeport.mesh.owner_http import CONNECT_SECONDS, READ_SECONDS, OwnerConnections, OwnerIdentity
 from homeport.registry import Owner
 from homeport.registry.liveness import UNIX_SCHEME
+from homeport.registry.proof import proof_key
 
 if TYPE_CHECKING:
     import httpx2
@@ -75,10 +76,15 @@ class OwnerRefusedError(Exception):
     """The owner answered, but not with a tool result (a protocol or HTTP-level refusal)."""
 
 
-def owner_headers(owner: Owner, root: Path, agent: str | None, claims: str | None = None) -> dict[str, str]:
-    """What every call for `root` as `agent` carries: the workspace, the forwarding mark, the owner's token,
-    and the agent's verified claims (`claims_header`) when it has some."""
-    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid()), **_token_header(owner)}
+def owner_headers(
+    owner: Owner, root: Path, agent: str | None, claims: str | None = None, secret: bytes | None = None
+) -> dict[str, str]:
+    """What every call for `root` as `agent` carries: the workspace, the forwarding mark, the owner's
+    `secret` as its bearer token when it requires agents (--auth), and the agent's verified claims
+    (`claims_header`) when it has some. Sent only once the owner has proved itself (`owner_http`)."""
+    headers = {"X-Workspace-Id": str(root), FORWARDED_HEADER: str(os.getpid())}
+    if owner.auth and secret is not None:
+        headers["Authorization"] = f"Bearer {secret.decode('utf-8', 'replace')}"
     if agent is not None:
         headers[AGENT_HEADER] = agent
     if claims is not None:
@@ -86,13 +92,19 @@ def owner_headers(owner: Owner, root: Path, agent: str | None, claims: str | Non
     return headers
 
 
-def owner_connections(owner: Owner, root: Path, agent: str | None, claims: str | None = None) -> OwnerConnections:
-    """Kept-alive connections to `owner` for calls on `root` as `agent` with `claims` (`server.owner_http`)."""
-    headers = {**_BASE_HEADERS, **owner_headers(owner, root, agent, claims)}
+def owner_connections(
+    owner: Owner, root: Path, agent: str | None, claims: str | None, secret: bytes
+) -> OwnerConnections:
+    """Kept-alive connections to `owner` for calls on `root` as `agent` with `claims` (`server.owner_http`);
+    each new one is used once the peer has proved, with `secret`, that it is `owner`."""
+    headers = {**_BASE_HEADERS, **owner_headers(owner, root, agent, claims, secret)}
+    identity = OwnerIdentity(owner.pid, proof_key(secret))
     if owner.endpoint.startswith(UNIX_SCHEME):
-        return OwnerConnections(headers=headers, uds=owner.endpoint[len(UNIX_SCHEME) :])
+        return OwnerConnections(headers=headers, identity=identity, uds=owner.endpoint[len(UNIX_SCHEME) :])
     parts = urlsplit(owner.endpoint)
-    return OwnerConnections(headers=headers, host=parts.hostname or "127.0.0.1", port=parts.port or 80)
+    return OwnerConnections(
+        headers=headers, identity=identity, host=parts.hostname or "127.0.0.1", port=parts.port or 80
+    )
 
 
 async def call_owner(
@@ -255,18 +267,3 @@ def _sse_response(text: str) -> dict[str, Any] | None:
         if isinstance(message, dict) and message.get("id") == _REQUEST_ID:
             return message
     return None
-
-
-def _token_header(owner: Owner) -> dict[str, str]:
-    if owner.token_ref is None:
-        return {}
-    from homeport.errors import OwnerUnavailableError
-
-    try:
-        token = Path(owner.token_ref).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise OwnerUnavailableError(
-            f"the owner at {owner.endpoint} needs its token from {owner.token_ref}, which cannot be read "
-            f"({exc.strerror})"
-        ) from exc
-    return {"Authorization": f"Bearer {token}"}

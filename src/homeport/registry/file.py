@@ -3,11 +3,19 @@
     STATE_DIR/registry.json          the index: owners and remembered ports (mode 0600)
     STATE_DIR/registry.json.lock     the lock every read-modify-write holds (filelock)
     STATE_DIR/instances/PID.json     each running owner's own record, the source of a rebuild
-    STATE_DIR/tokens/PID.token       the bearer token an owner started with --auth accepts from the
-                                     user's other instances (mode 0600, in a 0700 directory)
+    STATE_DIR/secrets/PID.key        each owner's secret, made when it registers (mode 0600, in a 0700
+                                     directory): it proves itself with it (`registry.proof`), and an
+                                     owner started with --auth accepts it as the bearer token of the
+                                     user's other instances
 
-A registry that cannot be parsed (truncated by a crash, edited by hand) never stops a server: it
-is rebuilt from the instance records whose owners are live, with a warning.
+A registry that cannot be parsed (truncated by a crash, edited by hand, a FIFO or a symlink in its
+place) never stops a server: it is rebuilt from the instance records whose owners are live, with a
+warning.
+
+Every file here says where to send a user's calls, or is a secret: the directory is used only when it
+is the user's own and no other user can change it or a directory above it (`_trusted_files`, as
+OpenSSH checks ~/.ssh); otherwise every method raises `UntrustedStateError`, which names the
+directory and the chmod/chown that fixes it. Files are opened without following symlinks or blocking.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from homeport._replace import replace_file
-from homeport.errors import RegistryError, WorkspaceOwnedError
+from homeport._trusted_files import UntrustedPathError, check_directory, read_trusted_bytes
+from homeport.errors import RegistryError, UntrustedStateError, WorkspaceOwnedError
 from homeport.registry.liveness import Liveness
 from homeport.registry.model import (
     Owner,
@@ -73,8 +82,8 @@ class InstanceRegistry:
         self.directory = Path(directory)
         self.path = self.directory / "registry.json"
         self.instances = self.directory / "instances"
-        self.tokens = self.directory / "tokens"
-        self.is_live = is_live or Liveness()
+        self.secrets = self.directory / "secrets"
+        self.is_live = is_live or Liveness(self.owner_secret)
 
     # -- reading
 
@@ -117,14 +126,15 @@ class InstanceRegistry:
         requested_port: int | None,
         version: str,
         take_over: bool = False,
-        token_ref: str | None = None,
+        auth: bool = False,
         pid: int | None = None,
         is_free: Callable[[int], bool] | None = None,
         endpoint: str | None = None,
     ) -> Owner:
         """Register this process as the owner of `roots` and return its entry (with the port to listen on).
 
-        With `endpoint` (a `unix:` socket) no port is chosen: the instance is reached there.
+        With `endpoint` (a `unix:` socket) no port is chosen: the instance is reached there. `auth`: the
+        instance requires an agent on each call (--auth). Its secret (`mint_owner_secret`) is made first.
 
         Decided under the lock, so of two instances racing for one root exactly one wins.
 
@@ -149,28 +159,46 @@ class InstanceRegistry:
                     is_free=free,
                 )
                 endpoint = endpoint_for(host, port)
-            owner = Owner(endpoint, pid, time.time(), version, token_ref)
+            owner = Owner(endpoint, pid, time.time(), version, auth)
             self._write_text(self.instances / f"{pid}.json", json.dumps({"owner": owner.to_json(), "roots": names}))
             self._save(claim(release(state, pid), names, owner))
         return owner
 
-    def mint_owner_token(self, pid: int | None = None) -> Path:
-        """A fresh secret for the instance `pid` (default: this process) in STATE_DIR/tokens/PID.token.
+    def secret_path(self, pid: int) -> Path:
+        return self.secrets / f"{pid}.key"
 
-        An owner started with --auth accepts it as proof that a call comes from another Homeport
-        instance of the same user (only that user can read the file), and registers the file as its
-        `token_ref`. Removed with the instance's entries.
+    def mint_owner_secret(self, pid: int | None = None) -> Path:
+        """A fresh secret for the instance `pid` (default: this process) in STATE_DIR/secrets/PID.key.
+
+        The owner proves with it that it is the instance registered (`registry.proof`), and, started
+        with --auth, accepts it as proof that a call comes from another Homeport instance of the same
+        user (only that user can read the file). Removed with the instance's entries.
 
         Raises:
             RegistryError: as `read`.
         """
         pid = os.getpid() if pid is None else pid
-        path = self.tokens / f"{pid}.token"
+        path = self.secret_path(pid)
         with self._locked():
-            self.tokens.mkdir(mode=_DIR_MODE, exist_ok=True)
-            os.chmod(self.tokens, _DIR_MODE)  # a directory made by hand keeps no wider mode
             self._write_text(path, secrets.token_urlsafe(32) + "\n")
         return path
+
+    def owner_secret(self, pid: int) -> bytes | None:
+        """The secret of the instance `pid`, or None when it has none that can be trusted (a file missing,
+        or one that another user could have written or read: ignored, with a warning naming the fix)."""
+        path = self.secret_path(pid)
+        try:
+            check_directory(self.secrets, private=True)
+            secret = read_trusted_bytes(path, private=True)
+        except FileNotFoundError:
+            return None
+        except UntrustedPathError as exc:
+            log.warning("ignored the owner secret %s: %s", path, exc)
+            return None
+        except OSError as exc:
+            log.warning("cannot read the owner secret %s (%s)", path, exc.strerror or exc)
+            return None
+        return secret.strip() if secret and secret.strip() else None
 
     def release(self, pid: int | None = None) -> None:
         """Remove every entry of the instance `pid` (default: this process); its ports stay remembered."""
@@ -181,17 +209,35 @@ class InstanceRegistry:
             self._forget_instance(pid)
 
     def _forget_instance(self, pid: int) -> None:
-        for path in (self.instances / f"{pid}.json", self.tokens / f"{pid}.token"):
+        for path in (self.instances / f"{pid}.json", self.secret_path(pid)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 
     # -- the file
 
+    def check(self) -> None:
+        """Create the state directory (0700) and its subdirectories if need be, and make sure that no other
+        user can change them (see the module).
+
+        Raises:
+            UntrustedStateError: they are another user's, or others can write them or a directory above.
+        """
+        try:
+            self.directory.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+            check_directory(self.directory)
+            for sub in (self.instances, self.secrets):
+                sub.mkdir(mode=_DIR_MODE, exist_ok=True)
+                check_directory(sub, private=sub == self.secrets)
+        except UntrustedPathError as exc:
+            raise UntrustedStateError(
+                f"the state directory {self.directory} cannot be trusted: {exc}; "
+                "nothing in it was read (pass --state-dir to use another)"
+            ) from None
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         try:
-            self.directory.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
-            self.instances.mkdir(mode=_DIR_MODE, exist_ok=True)
+            self.check()
             lock_file = self.path.with_name(self.path.name + ".lock")
             with FileLock(lock_file, timeout=LOCK_TIMEOUT_SECONDS, mode=_FILE_MODE):
                 yield
@@ -216,15 +262,17 @@ class InstanceRegistry:
 
     def _load(self) -> RegistryState:
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return RegistryState()
-        except UnicodeDecodeError as exc:
-            return self._rebuild(f"not UTF-8 ({exc.reason})")
+            raw = read_trusted_bytes(self.path)
+        except UntrustedPathError as exc:
+            return self._rebuild(f"{exc.problem}")
         except OSError as exc:
             raise RegistryError(f"cannot read {self.path} ({exc.strerror}); pass --state-dir") from exc
+        if raw is None:
+            return RegistryState()
         try:
-            return decode_state(text)
+            return decode_state(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return self._rebuild(f"not UTF-8 ({exc.reason})")
         except RegistryError as exc:
             return self._rebuild(exc.message)
 
@@ -233,9 +281,15 @@ class InstanceRegistry:
         state = RegistryState()
         for record in sorted(self.instances.glob("*.json")):
             try:
-                data = json.loads(record.read_text(encoding="utf-8"))
+                raw = read_trusted_bytes(record)
+                if raw is None:
+                    continue
+                data = json.loads(raw)
                 owner = Owner.from_json(data["owner"])
                 roots = [r for r in data["roots"] if isinstance(r, str)]
+            except UntrustedPathError as exc:
+                log.warning("ignored the instance record %s: %s", record, exc)
+                continue
             except (OSError, ValueError, KeyError, TypeError, RegistryError):
                 continue
             if self.is_live(owner):

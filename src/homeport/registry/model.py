@@ -2,11 +2,16 @@
 
     {"version": 1,
      "owners": {"/home/ada/src/api": {"endpoint": "http://127.0.0.1:50001", "pid": 4242,
-                                      "started_at": 1764000000.0, "version": "0.1.0", "token_ref": null}},
+                                      "started_at": 1764000000.0, "version": "0.1.0", "auth": false}},
      "ports":  {"/home/ada/src/api": 50001}}
 
 `owners` maps a canonical directory to the live instance that serves it; `ports` remembers the
 port each directory was last served on, and outlives its owner so that a restart gets it back.
+
+An entry says where an owner might be, nothing more: it names no file to read (the owner's secret is
+where Homeport keeps it, STATE_DIR/secrets/PID.key), and the owner proves itself before anything
+of a call is sent to it (`registry.proof`). Older entries named their token file in
+`token_ref`; that path is never read, it only says the owner requires an agent (`auth`).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ class Owner:
     pid: int
     started_at: float  # seconds since the epoch
     version: str
-    token_ref: str | None = None  # a file (mode 0600) holding the bearer token the instance accepts
+    auth: bool = False  # started with --auth: calls forwarded to it name their agent
 
     @property
     def port(self) -> int | None:
@@ -58,7 +63,7 @@ class Owner:
             "pid": self.pid,
             "started_at": self.started_at,
             "version": self.version,
-            "token_ref": self.token_ref,
+            "auth": self.auth,
         }
 
     @classmethod
@@ -66,8 +71,8 @@ class Owner:
         """Raises: RegistryError: `data` is not an owner entry."""
         if not isinstance(data, dict):
             raise RegistryError(f"an owner entry is {type(data).__name__}, not an object")
-        endpoint, pid, started, version, token_ref = (
-            data.get(k) for k in ("endpoint", "pid", "started_at", "version", "token_ref")
+        endpoint, pid, started, version, auth, token_ref = (
+            data.get(k) for k in ("endpoint", "pid", "started_at", "version", "auth", "token_ref")
         )
         if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "unix:")):
             raise RegistryError(f"an owner entry has no usable endpoint ({endpoint!r})")
@@ -75,9 +80,9 @@ class Owner:
             raise RegistryError(f"an owner entry has no usable pid ({pid!r})")
         if not isinstance(started, int | float) or isinstance(started, bool):
             raise RegistryError(f"an owner entry has no start time ({started!r})")
-        if not isinstance(version, str) or not (token_ref is None or isinstance(token_ref, str)):
-            raise RegistryError("an owner entry has a malformed version or token reference")
-        return cls(endpoint, pid, float(started), version, token_ref)
+        if not isinstance(version, str) or not isinstance(auth, bool | None):
+            raise RegistryError("an owner entry has a malformed version or auth flag")
+        return cls(endpoint, pid, float(started), version, bool(auth) or token_ref is not None)
 
 
 @dataclass(frozen=True)
