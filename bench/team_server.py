@@ -62,7 +62,8 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
         directory.add_agent("acme", "ada")
         directory.add_workspace_root("acme", "/github.com/acme")
         token = TokenStore(data / "tokens.json").add("ada")
-        env = environ_without_homeport(Path(tmp, "state"))
+        # The run's own config directory: the trust record below is not the user's.
+        env = {**environ_without_homeport(Path(tmp, "state")), "XDG_CONFIG_HOME": str(Path(tmp, "config"))}
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
         log = Path(tmp, "team.log")
@@ -77,6 +78,13 @@ async def measure(calls: int, warmup: int) -> dict[str, list[float]]:
         try:
             wait_healthy(url, team, log)
             shared, local = _project(Path(tmp, "shared"), url), _project(Path(tmp, "local"), None)
+            # A repository's [team] is used once the user trusts it, with the token's source they choose.
+            subprocess.run(
+                [sys.executable, "-c", BOOT, "trust", "--project", str(shared), "--token-env", "HOMEPORT_TEAM_TOKEN"],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
 
             def stdio(root: Path) -> StdioServerParameters:
                 return StdioServerParameters(
