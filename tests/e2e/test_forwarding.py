@@ -194,9 +194,15 @@ def db_owner(tmp_path: Path) -> Iterator[tuple[Path, Path, Path, RunningOwner]]:
         '[database]\nurl = "postgresql://${HOMEPORT_TEST_PG_USER}@127.0.0.1:5432/test"\n', encoding="utf-8"
     )
     state = tmp_path / "state"
-    # The operator trusts this project's configuration: ${HOMEPORT_TEST_PG_USER} comes from the owner's environment.
+    # The operator trusts this project's configuration: ${HOMEPORT_TEST_PG_USER} comes from the owner's environment;
+    # and accepts that its account (postgres, a superuser) can reach the database host's files.
     owner = start_owner(
-        state, project, tmp_path / "owner.log", "--trust-workspace-config", HOMEPORT_TEST_PG_USER="postgres"
+        state,
+        project,
+        tmp_path / "owner.log",
+        "--trust-workspace-config",
+        "--allow-database-file-access",
+        HOMEPORT_TEST_PG_USER="postgres",
     )
     try:
         yield state, base, project, owner

@@ -16,12 +16,22 @@ def test_projectdb_exports():
 
 def test_project_databases_methods_and_their_parameters():
     expected = {
-        "__init__": ["self", "environ", "trust_workspace_config", "max_idle_seconds", "max_engines"],
+        "__init__": [
+            "self",
+            "environ",
+            "trust_workspace_config",
+            "approves_remote",
+            "refuse_host_file_access",
+            "max_idle_seconds",
+            "max_engines",
+            "max_calls_per_workspace",
+        ],
         "discover": ["self", "root"],
         "get_tables": ["self", "root"],
         "get_schema": ["self", "root", "table"],
         "get_database_type": ["self", "root"],
-        "run_query": ["self", "root", "query", "params", "limit"],
+        "run_query": ["self", "root", "query", "params", "limit", "read_only"],
+        "host_access": ["self", "root"],
         "close": ["self"],
     }
     for method, parameters in expected.items():
@@ -33,3 +43,5 @@ def test_project_databases_methods_and_their_parameters():
     assert init["max_idle_seconds"].kind is inspect.Parameter.KEYWORD_ONLY
     assert init["trust_workspace_config"].default is True
     assert init["trust_workspace_config"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert (init["refuse_host_file_access"].default, init["max_calls_per_workspace"].default) == (False, 4)
+    assert signature.parameters["read_only"].kind is inspect.Parameter.KEYWORD_ONLY

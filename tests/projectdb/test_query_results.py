@@ -51,7 +51,7 @@ def strict_json(value: object) -> object:
 
 def test_rows_come_back_as_columns_and_lists(app, databases):
     result = databases.run_query(app.root, "SELECT id, status FROM orders WHERE customer_id = 1 ORDER BY id")
-    assert set(result) == RESULT_KEYS
+    assert set(result) - {"warning"} == RESULT_KEYS  # a warning when the account reaches host files
     assert result["columns"] == ["id", "status"]
     assert result["rows"] == [[1, "paid"], [2, "new"]]
     assert (result["row_count"], result["truncated"], result["read_only"], result["affected_rows"]) == (

@@ -130,6 +130,13 @@ class _ServeCommand(click.Command):
     "an owner (--own) started with a project's database credentials.",
 )
 @click.option(
+    "--allow-database-file-access",
+    is_flag=True,
+    help="HTTP: let run_query use a project database account that can read or write files on the database "
+    "host (MariaDB FILE or SUPER, a PostgreSQL superuser or pg_read_server_files member); refused by default, "
+    "since callers are remote. Better: give the workspace a read-only account (docs/project-database.md).",
+)
+@click.option(
     "--logical-workspaces",
     is_flag=True,
     help="HTTP: workspaces are project keys such as github.com/acme/api (X-Workspace-Id, ?project_path=, the "
@@ -203,6 +210,7 @@ def serve(
     access_rules: Path | None,
     insecure_no_auth: bool,
     trust_workspace_config: bool,
+    allow_database_file_access: bool,
     logical_workspaces: bool,
     header_timeout: float,
     body_timeout: float,
@@ -299,6 +307,7 @@ def serve(
         public_urls=public_urls,
         insecure_no_auth=insecure_no_auth,
         trust_workspace_config=True if trust_workspace_config else None,
+        allow_database_file_access=allow_database_file_access,
         header_timeout_seconds=header_timeout,
         body_timeout_seconds=body_timeout,
         use_daemon=not no_daemon,

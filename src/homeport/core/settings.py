@@ -36,6 +36,9 @@ class ServeSettings:
     # Whether a workspace's database configuration may read `environ` and name any host or file.
     # None: trusted over stdio (the user's own workspaces), not over HTTP (remote callers).
     trust_workspace_config: bool | None = None
+    # HTTP: run_query on a project database whose account can read or write the database host's files
+    # (MariaDB FILE or SUPER, a PostgreSQL superuser or pg_*_server_files member); refused by default.
+    allow_database_file_access: bool = False
     data_dir: Path | None = None
     directory_file: Path | None = None
     agent: str | None = None

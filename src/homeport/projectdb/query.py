@@ -305,9 +305,12 @@ def _abandon_unread_rows(cursor: SSCursor) -> None:
 def _fetch(cursor: Any, limit: int, max_bytes: int) -> _Fetched:
     """Fetch at most `limit` rows and `max_bytes` of JSON, as JSON values.
 
-    One row more than the limit is read to know whether there were more. Rows are read in small
-    batches so that a result cut by size stops reading early; a first row that alone is larger
-    than `max_bytes` comes back with its long values shortened (ending in ``…``).
+    One row more than the limit is read to know whether there were more. Rows are read as far
+    as the caps need them: one first, then as many as the bytes left would hold at the size of
+    the largest row so far (at most `_FETCH_BATCH`), so a row past the byte cap is never read
+    from the cursor (issue 22: four 32 MiB values were all fetched before the cap looked, 686 MB).
+    A first row that alone is larger than `max_bytes` comes back with its long values shortened
+    (ending in ``…``).
     """
     description = cursor.description
     if not description:
@@ -318,8 +321,10 @@ def _fetch(cursor: Any, limit: int, max_bytes: int) -> _Fetched:
     size = 2  # the brackets of the list
     truncated_by: str | None = None
     read = 0
+    largest = 0
     while truncated_by is None:
-        wanted = min(_FETCH_BATCH, limit + 1 - read)
+        room = max(max_bytes - size, 0)
+        wanted = min(_FETCH_BATCH, limit + 1 - read, max(1, room // largest) if largest else 1)
         batch = cursor.fetchmany(wanted)
         read += len(batch)
         for raw in batch:
@@ -327,7 +332,8 @@ def _fetch(cursor: Any, limit: int, max_bytes: int) -> _Fetched:
                 truncated_by = "rows"
                 break
             row = _row(raw, converters)
-            row_size = _json_size(row) + 1  # and its comma
+            row_size = _json_size_within(row, max_bytes - size) + 1  # and its comma
+            largest = max(largest, row_size)
             if size + row_size > max_bytes:
                 if not rows:
                     rows.append(_shortened(row, max_bytes))
@@ -344,6 +350,14 @@ def _json_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
 
 
+def _json_size_within(row: list[Any], budget: int) -> int:
+    """The JSON size of `row`, or `budget` + 1 when its text alone is past `budget` (a huge value is
+    then never copied into JSON just to be measured: each character is at least one byte)."""
+    if sum(len(value) for value in row if isinstance(value, str)) > budget:
+        return budget + 1
+    return _json_size(row)
+
+
 def _shortened(row: list[Any], max_bytes: int) -> list[Any]:
     """`row` with every long text value cut to an equal share of `max_bytes`, marked with ``…``."""
     share = max_bytes // (2 * max(len(row), 1))
@@ -357,8 +371,11 @@ def _shortened(row: list[Any], max_bytes: int) -> list[Any]:
 def _cut(value: Any, share: int) -> Any:
     if not isinstance(value, str):
         return value
-    encoded = value.encode("utf-8")
-    return value if len(encoded) <= share else encoded[:share].decode("utf-8", "ignore") + "…"
+    head = value[: share + 1]  # never encode more of a huge value than the share can hold
+    encoded = head.encode("utf-8")
+    if len(head) == len(value) and len(encoded) <= share:
+        return value
+    return encoded[:share].decode("utf-8", "ignore") + "…"
 
 
 def _mysql_converters(description: Sequence[Sequence[Any]] | None) -> dict[int, Callable[[Any], Any]]:
