@@ -297,3 +297,25 @@ def test_a_fifo_in_place_of_the_registry_does_not_hang_a_command(tmp_path) -> No
     assert done.returncode == 0, done.stderr
     assert stored_decisions(project) == ["x"]
     assert "registry.json" in done.stderr
+
+
+def test_daemon_stop_signals_nothing_that_does_not_prove_it_is_the_daemon(tmp_path) -> None:
+    state = Path(os.path.realpath(tmp_path)) / "st"
+    (state / "daemon").mkdir(parents=True, mode=0o700)
+    sock = state / "daemon" / "homeport.sock"
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        # A process of the user's on the daemon's socket, naming another of the user's processes as the daemon.
+        with hostile_listener(str(sock), bystander.pid, OtherUser(None, None, None)):
+            done = subprocess.run(
+                [sys.executable, "-c", CLI_BOOT, "daemon", "stop"],
+                env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE_S,
+            )
+        assert bystander.poll() is None, "daemon stop killed a process on the word of whatever answered the socket"
+        assert done.returncode != 0 and "prove" in done.stderr
+    finally:
+        bystander.kill()
+        bystander.wait()

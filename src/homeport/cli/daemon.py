@@ -185,13 +185,26 @@ def start(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
 @state_dir_option
 @domain_errors
 def stop(state_dir: Path | None) -> None:
-    """Stop the daemon (SIGTERM: calls in flight finish first) and wait until it is gone."""
+    """Stop the daemon (SIGTERM: calls in flight finish first) and wait until it is gone.
+
+    Only a daemon that proves it is the one registered (`registry.proof`) is signalled: a pid that
+    whatever answers on the socket names is not enough.
+    """
+    from homeport.registry import Owner
+    from homeport.registry.liveness import Proof, prove_owner
+
     paths = DaemonPaths.under(state_dir)
     health = paths.health()
     pid = health.get("pid") if health else None
-    if not isinstance(pid, int):
+    if not isinstance(pid, int) or isinstance(pid, bool):
         click.echo(f"the daemon is not running (no answer on {paths.socket})")
         return
+    secret = InstanceRegistry(paths.directory.parent).owner_secret(pid)
+    if prove_owner(Owner(paths.endpoint, pid, time.time(), __version__), secret) is not Proof.PROVEN:
+        raise DaemonError(
+            f"what answers on {paths.socket} names pid {pid} but does not prove it is the daemon registered "
+            f"there; nothing was signalled. Stop that process yourself, remove {paths.socket}, and start again"
+        )
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_DEADLINE_SECONDS
     while time.monotonic() < deadline:
