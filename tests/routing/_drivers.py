@@ -1,8 +1,12 @@
 """Real MCP clients for the routing tests: in memory (the stdio server's code) and Streamable HTTP on uvicorn.
 
-Each driver answers `call(tool, arguments, header=..., query=...)` with the tool's result; the
-HTTP driver sets the `X-Workspace-Id` header and `?project_path=` of each request from a hook, so
-one client can vary them call by call.
+Each driver answers `call(tool, arguments, header=..., query=...)` with the tool's result. Over
+Streamable HTTP the driver sets the `X-Workspace-Id` header and `?project_path=` of each call's
+request from a hook, so one client can vary them call by call, as a client may. An SSE client
+cannot: its query string is on the GET /sse URL that opens the connection, and it posts its
+messages to the URL the server announces. So the SSE driver puts a call's `project_path` on the
+GET /sse URL, and a call with another one opens another connection, as a real client would, and
+repeats there the `use_workspace` that set the session default the model expects to carry over.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import uvicorn
@@ -74,7 +79,7 @@ class HttpRefusal:
 
 
 class Driver:
-    def __init__(self, client: Client, per_call: dict[str, str | None] | None = None) -> None:
+    def __init__(self, client: Client | None, per_call: dict[str, str | None] | None = None) -> None:
         self.client = client
         self.per_call = per_call
 
@@ -83,10 +88,41 @@ class Driver:
     ) -> types.CallToolResult | HttpRefusal:
         if self.per_call is not None:
             self.per_call["header"], self.per_call["query"] = header, query
+        assert self.client is not None
         try:
             return await self.client.call_tool(tool, arguments)
         except MCPError as exc:  # the SDK surfaces the JSON-RPC error of a non-2xx answer
             return HttpRefusal(exc.error.message)
+
+
+class SseDriver(Driver):
+    """An SSE client per `project_path`: the query is on the URL of the GET that opens the connection."""
+
+    def __init__(self, open_client: Any, per_call: dict[str, str | None]) -> None:
+        super().__init__(None, per_call)
+        self.open_client = open_client  # query -> async context manager of a Client
+        self.stack = contextlib.AsyncExitStack()
+        self.query: str | None = None
+        self.session_default: dict[str, Any] | None = None  # the arguments of the use_workspace that set it
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, header: str | None = None, query: str | None = None
+    ) -> types.CallToolResult | HttpRefusal:
+        if self.client is None or query != self.query:
+            await self.stack.aclose()
+            self.client = await self.stack.enter_async_context(self.open_client(query))
+            self.query = query
+            if self.session_default is not None:
+                replayed = await super().call("use_workspace", self.session_default)
+                assert isinstance(replayed, types.CallToolResult) and not replayed.is_error, replayed
+        result = await super().call(tool, arguments, header=header)
+        bound = isinstance(result, types.CallToolResult) and (result.structured_content or {}).get("bound_to_session")
+        if tool == "use_workspace" and bound:
+            self.session_default = dict(arguments)
+        return result
+
+    async def aclose(self) -> None:
+        await self.stack.aclose()
 
 
 @contextlib.asynccontextmanager
@@ -120,7 +156,7 @@ async def connect(
                 return
             if per_call["header"] is not None:
                 request.headers["X-Workspace-Id"] = per_call["header"]
-            if per_call["query"] is not None:
+            if per_call["query"] is not None and wire != "sse":  # an SSE client's is on its GET /sse
                 request.url = request.url.copy_set_param("project_path", per_call["query"])
 
         with ThreadedUvicorn(build_http_app(server, runtime)) as http_server:
@@ -134,9 +170,16 @@ async def connect(
                         headers=headers, timeout=timeout, auth=auth, event_hooks={"request": [apply]}
                     )
 
-                transport: Any = sse_client(f"{base}/sse", httpx_client_factory=sse_http)
-                async with Client(transport, mode=era, list_roots_callback=roots_callback(roots)) as client:  # type: ignore[arg-type]
-                    yield Driver(client, per_call)
+                def sse_connection(query: str | None) -> Any:
+                    url = f"{base}/sse" + ("" if query is None else f"?project_path={quote(query, safe='')}")
+                    transport: Any = sse_client(url, httpx_client_factory=sse_http)
+                    return Client(transport, mode=era, list_roots_callback=roots_callback(roots))  # type: ignore[arg-type]
+
+                driver = SseDriver(sse_connection, per_call)
+                try:
+                    yield driver
+                finally:
+                    await driver.aclose()
                 return
             async with (
                 httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=60), event_hooks={"request": [apply]}) as http,
