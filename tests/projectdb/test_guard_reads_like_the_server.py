@@ -104,3 +104,97 @@ def test_a_mariadb_dict_parameter_is_refused_naming_it(mariadb, databases):
     assert isinstance(answer, InvalidArgumentError), answer
     assert answer.code == "invalid_argument"
     assert "params.doc" in answer.message
+
+
+# ---------------------------------------------------------------- parameters on every backend
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT ':x' AS note",
+        'SELECT 1 AS ":x"',
+        "SELECT 1 AS one -- :x",
+        "SELECT 1 AS one /* :x */",
+        "SELECT 'it''s :x' AS note",
+    ],
+)
+def test_a_value_for_a_placeholder_that_is_only_inside_quotes_or_a_comment_is_refused(app, databases, query):
+    with pytest.raises(QueryRejectedError, match="not a placeholder"):
+        databases.run_query(app.root, query, {"x": "' , 1 AS leaked , '"})
+
+
+def test_a_placeholder_used_twice_gets_the_same_value_and_quotes_around_it_stay_text(app, databases):
+    result = databases.run_query(
+        app.root, "SELECT ':n' AS note, id FROM orders WHERE id = :n OR id = :n + 1 ORDER BY id", {"n": 2}
+    )
+    assert result["rows"] == [[":n", 2], [":n", 3]]
+
+
+@pytest.mark.parametrize(
+    "value", ["x' OR '1'='1", "a\\' , 1 -- ", "\u00a0--\u00a0", "/*!50000 x*/", "%s %(n)s $1 ?", "🙂 é", ""]
+)
+def test_hostile_text_values_come_back_as_the_same_text(app, databases, value):
+    result = databases.run_query(app.root, "SELECT :v AS v", {"v": value})
+    assert result["rows"] == [[value]]
+
+
+def test_numbers_booleans_and_null_bind_as_values(app, databases):
+    result = databases.run_query(
+        app.root, "SELECT :i AS i, :f AS f, :t AS t, :z AS z", {"i": -7, "f": 2.5, "t": True, "z": None}
+    )
+    [[i, f, t, z]] = result["rows"]
+    assert (i, float(f), bool(t), z) == (-7, 2.5, True, None)
+
+
+@pytest.mark.mysql
+def test_a_list_parameter_fills_an_in_list_on_mariadb(mariadb, databases):
+    result = databases.run_query(mariadb.root, "SELECT id FROM orders WHERE id IN :ids ORDER BY id", {"ids": [1, 3]})
+    assert result["rows"] == [[1], [3]]
+
+
+@pytest.mark.postgres
+def test_a_list_parameter_is_an_array_on_postgresql(request, tmp_path, databases):
+    app = make_app(request, tmp_path, "postgresql")
+    app.configure()
+    result = databases.run_query(app.root, "SELECT id FROM orders WHERE id = ANY(:ids) ORDER BY id", {"ids": [1, 3]})
+    assert result["rows"] == [[1], [3]]
+
+
+@pytest.mark.parametrize(("value", "said"), [({"a": 1}, "an object"), ([[1]], "a list"), (float("nan"), "nan")])
+def test_a_value_that_is_not_one_value_is_an_invalid_argument_naming_the_parameter(app, databases, value, said):
+    with pytest.raises(InvalidArgumentError) as caught:
+        databases.run_query(app.root, "SELECT :doc AS doc", {"doc": value})
+    assert "params.doc" in caught.value.message and said in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1 AS a\u200bb",  # zero-width space
+        "SELECT 1\u3000AS one",  # ideographic space
+        "SELECT 1 AS one -- note\u00a0more",
+        "SELECT 1 AS one\r, 2",  # a lone carriage return ends a PostgreSQL comment, not a MariaDB one
+        "SELECT 1 AS one\x0c",
+        "SELECT \u202e1 AS one",  # right-to-left override
+        "\ufeffSELECT 1",
+    ],
+)
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mysql"])
+def test_characters_the_server_may_read_differently_are_refused_outside_quotes(backend, sql):
+    with pytest.raises(QueryRejectedError, match="U\\+"):
+        check_statement(sql, backend, allow_writes=False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 'café\u00a0\u200b' AS note",
+        'SELECT 1 AS "na\u00efve\u00a0name"',
+        "SELECT 1 AS one -- commentaire: déjà vu, 🙂\nFROM orders",
+        "SELECT 1 AS one\r\n",
+        "SELECT café FROM menu",
+    ],
+)
+def test_text_inside_quotes_and_letters_of_any_script_still_pass(sql):
+    check_statement(sql, "postgresql", allow_writes=False)

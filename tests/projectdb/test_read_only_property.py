@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from homeport.errors import ProjectDatabaseError
+from homeport.errors import InvalidArgumentError, ProjectDatabaseError
 from homeport.projectdb import discover_database
 from homeport.projectdb.connections import EngineCache
 from homeport.projectdb.discovery import DatabaseSource
@@ -38,7 +38,7 @@ from homeport.projectdb.query import run_query
 from .conftest import PG_HOST, PG_PORT, ROWS, SEED, _mysql_connect, _postgres_admin, write_config
 from .statement_grammar import MARKER, PARAMETER_VALUES, statements
 
-CODES = {"query_rejected", "query_syntax_error", "project_database_error"}
+CODES = {"query_rejected", "query_syntax_error", "project_database_error", "invalid_argument"}
 
 
 # ---------------------------------------------------------------- the databases
@@ -275,7 +275,7 @@ def _assert_read_only(
     before, sessions_before = harness.snapshot(), harness.sessions()
     try:
         result = harness.run(sql, params)
-    except ProjectDatabaseError as exc:
+    except (ProjectDatabaseError, InvalidArgumentError) as exc:  # invalid_argument: an integer past SQLite's
         assert exc.code in CODES, (sql, exc.code, exc.message)
         record(f"{harness.backend}: {exc.code}")
     else:
