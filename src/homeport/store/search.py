@@ -24,16 +24,20 @@ from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
 __all__ = [
     "RANK_WINDOW",
     "SEARCHABLE_TYPES",
+    "STOP_WORDS",
+    "content_words",
     "filter_conditions",
     "in_list",
     "index_item",
     "index_items",
     "index_row",
     "index_rowid",
+    "matching",
     "plain_words",
     "search",
     "ts_query",
     "unindex_item",
+    "words",
 ]
 
 SEARCHABLE_TYPES = ITEM_TYPES  # every item type is searchable
@@ -154,10 +158,135 @@ def fold(value: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", value) if not unicodedata.combining(c))
 
 
-def plain_words(query: str) -> str:
-    """The query's words, quoted and joined with OR, which FTS5 always parses; bm25 ranks the best first."""
-    words = [w for w in _WORD.findall(query) if w not in _OPERATORS]
-    return " OR ".join(f'"{w}"' for w in words)
+def plain_words(query: str, words: Sequence[str] | None = None) -> str:
+    """The query's words (or `words`), quoted and joined with OR, which FTS5 always parses; bm25 ranks the
+    best first."""
+    chosen = [w for w in (_WORD.findall(query) if words is None else words) if w not in _OPERATORS]
+    return " OR ".join(f'"{w}"' for w in chosen)
+
+
+# English function words: they say nothing about what a text is about. A sentence-long query joined
+# with OR would otherwise match every item that shares one of them, and bm25 rates such a word
+# highly in a memory where few items use it ("Write the tests" ranked "Move the logo" first).
+# Words that carry meaning in a developer's task ("out" in "logged out", "after", "up", "not") are
+# not in the list.
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "so",
+        "than",
+        "also",
+        "just",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "having",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "it",
+        "its",
+        "itself",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "i",
+        "me",
+        "my",
+        "myself",
+        "we",
+        "us",
+        "our",
+        "ours",
+        "you",
+        "your",
+        "yours",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "when",
+        "where",
+    ]
+)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` that are not stop words, in order (empty when it has none)."""
+    return [w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS]
+
+
+def words(text: str) -> list[str]:
+    """Every word of `text`, in order, as the index reads words."""
+    return _WORD.findall(text)
+
+
+def matching(store: Store, query: str, keys: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Which of the items `keys` (type, id) match the full-text `query` (an FTS5 expression).
+
+    PostgreSQL's english configuration indexes no stop word, so there every key of a stop-word-free
+    query's hits matches already and `keys` come back as they are.
+    """
+    if not keys:
+        return set()
+    with store.read() as conn:
+        if conn.dialect.name != "sqlite":
+            return set(keys)
+        rowids = {index_rowid(t, i): (t, i) for t, i in keys}
+        marks = ",".join("?" * len(rowids))
+        found = driver(conn).execute(
+            f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})", [query, *rowids]
+        )
+        return {rowids[row[0]] for row in found}
 
 
 def search(
