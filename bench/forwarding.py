@@ -2,6 +2,7 @@
 
     python3 bench/forwarding.py            # 500 calls per path (in 5 rounds) after 50 warm-up calls
     python3 bench/forwarding.py --calls 100 --rounds 2
+    python3 bench/forwarding.py --client   # the forwarding client alone, in one process (see below)
 
 Three real processes in a temporary directory, one state directory: an owner
 (`serve --http --own` of project `owned`), a stdio front end and an HTTP front end (`serve`
@@ -13,6 +14,13 @@ over the folder holding `owned` and `local`). Every path makes the same read,
     direct         client -> owner over Streamable HTTP (the floor forwarding is measured against)
 
 Reports p50 and p95 in ms per path and the forwarding overhead (forwarded p50 - direct p50).
+
+`--client` measures the forwarding client alone (`mesh/owner_http.OwnerConnections`), in this
+process against an in-process server that answers like an owner (the owner proof included, when the
+code has it): a POST on a warm kept-alive connection, and the first POST on a new connection (with
+the proof's extra round trip). CPU time of the whole process per POST, client and server: on a busy
+machine, wall times swing with the load and CPU time much less. Run it with the code before and
+after a change (PYTHONPATH=OTHER_CHECKOUT/src) to compare.
 The paths take turns in rounds (`--rounds`), so a load that comes and goes touches each alike.
 Beside the wall time, the CPU time per call of each server process (from /proc, Linux), which a
 busy machine barely moves: the front end's CPU per forwarded call is what forwarding itself costs.
@@ -138,12 +146,90 @@ async def measure(calls: int, warmup: int, rounds: int) -> Measured:
                     process.wait(timeout=30)
 
 
+async def measure_client(calls: int, connections: int) -> dict[str, list[float]]:
+    """CPU ms (whole process) per POST: warm (one kept-alive connection) and cold (a new connection each)."""
+    import asyncio
+    import inspect
+
+    from homeport.mesh import owner_http
+
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{},"isError":false}}'
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(answer),
+        answer,
+    )
+    pid, secret = os.getpid(), b"bench secret"
+    proving = "identity" in inspect.signature(owner_http.OwnerConnections).parameters
+    extra: dict[str, Any] = {}
+    if proving:
+        from homeport.registry.proof import owner_address, proof_for, proof_key
+
+        key = proof_key(secret)
+        extra["identity"] = owner_http.OwnerIdentity(pid, key)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Cancelled when the server closes at the end: nothing left to answer.
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if head.startswith(b"GET /owner-proof?nonce="):
+                    nonce = head.split(b" ")[1].split(b"=")[1].decode()
+                    here = owner_address(writer.get_extra_info("sockname"))
+                    body = json.dumps({"pid": pid, "proof": proof_for(key, nonce, here, pid)}).encode()
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                    continue
+                length = next(
+                    int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")
+                )
+                await reader.readexactly(length)
+                writer.write(response)
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    headers = {"Content-Type": "application/json", "X-Workspace-Id": "/src/p"}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_decisions"}}).encode()
+
+    def connections_() -> Any:
+        return owner_http.OwnerConnections(headers=headers, host="127.0.0.1", port=port, **extra)
+
+    results: dict[str, list[float]] = {"warm": [], "new connection": []}
+    async with server:
+        warm = connections_()
+        for _ in range(50):
+            await warm.post("/mcp", body, {})
+        for _ in range(calls):
+            started = time.process_time()
+            await warm.post("/mcp", body, {})
+            results["warm"].append((time.process_time() - started) * 1000)
+        await warm.aclose()
+        for _ in range(connections):
+            cold = connections_()
+            started = time.process_time()
+            await cold.post("/mcp", body, {})
+            results["new connection"].append((time.process_time() - started) * 1000)
+            await cold.aclose()
+    print(f"owner proof in this code: {'yes' if proving else 'no'}")
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=500, help="measured calls per path (default 500)")
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured calls per path first (default 50)")
     parser.add_argument("--rounds", type=int, default=5, help="turns the paths take (default 5)")
+    parser.add_argument("--client", action="store_true", help="the forwarding client alone, in this process")
     options = parser.parse_args()
+    if options.client:
+        import statistics
+
+        measured = anyio.run(measure_client, options.calls * 10, options.calls)
+        print("| forwarding client, CPU ms per POST | p50 | mean | p95 |")
+        print("|---|---|---|---|")
+        for name, values in measured.items():
+            row = f"{percentile(values, 50):.3f} | {statistics.fmean(values):.3f} | {percentile(values, 95):.3f}"
+            print(f"| {name} ({len(values)}) | {row} |")
+        return
     results, cpu = anyio.run(measure, options.calls, options.warmup, max(1, options.rounds))
     print(
         f"| path ({options.calls} calls of get_decisions(limit=10)) | p50 ms | p95 ms "

@@ -197,3 +197,19 @@ def test_an_owner_secret_others_can_read_is_ignored_with_a_warning(tmp_path, cap
     with caplog.at_level(logging.WARNING, logger="homeport.registry"):
         assert reg.owner_secret(4242) is None
     assert f"chmod 600 {path}" in caplog.text
+
+
+def test_peeking_at_the_registry_for_a_report_never_waits_on_a_fifo_or_trusts_a_foreign_directory(tmp_path):
+    state = private_dir(tmp_path / "state")
+    reg = InstanceRegistry(state, is_live=lambda o: True)
+    assert reg.peek().owners == {}
+    os.mkfifo(state / "registry.json")
+    with pytest.raises(UntrustedStateError, match="not a regular file"):
+        reg.peek()
+    assert stat.S_ISFIFO(os.lstat(state / "registry.json").st_mode)  # a report changes nothing
+    (state / "registry.json").unlink()
+    (state / "registry.json").write_text(json.dumps({"version": 1, "owners": {}, "ports": {"/x": 50009}}))
+    assert reg.peek().ports == {"/x": 50009}
+    state.chmod(0o777)
+    with pytest.raises(UntrustedStateError, match="chmod go-w"):
+        reg.peek()

@@ -112,6 +112,30 @@ class InstanceRegistry:
             for (pid, endpoint), (owner, roots) in found.instances().items()
         ], live
 
+    def peek(self) -> RegistryState:
+        """The registry as the file has it: no lock, no pruning, nothing written (for reports such as
+        `homeport doctor`). The same checks as every read: a FIFO is not waited on, a symlink not followed.
+
+        Raises:
+            UntrustedStateError: another user could change the state directory or the file.
+            RegistryError: the file is not a registry (the message says why; the next `read` rebuilds it).
+        """
+        try:
+            check_directory(self.directory)
+            raw = read_trusted_bytes(self.path)
+        except FileNotFoundError:
+            return RegistryState()
+        except UntrustedPathError as exc:
+            raise UntrustedStateError(f"{exc}; nothing in it was read") from None
+        except OSError as exc:
+            raise RegistryError(f"cannot read {self.path} ({exc.strerror})") from exc
+        if raw is None:
+            return RegistryState()
+        try:
+            return decode_state(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise RegistryError(f"not UTF-8 ({exc.reason})") from None
+
     def owner_of(self, root: Path | str) -> tuple[str, Owner] | None:
         """The live instance that owns `root` (the deepest owned directory containing it), or None."""
         return owner_for(self.read(), str(root))
