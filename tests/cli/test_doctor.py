@@ -189,7 +189,10 @@ def test_a_running_postgresql_answers(project):
     except OSError:
         pytest.skip("PostgreSQL is not running on 127.0.0.1:5432")
     (project / ".env").write_text("DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test\n")
-    assert only(doctor()[1], "database")["status"] == "ok"
+    check = only(doctor()[1], "database")
+    # It answers; postgres is a superuser, who can read the host's files: a warning with the read-only role.
+    assert "answers SELECT 1" in check["detail"] and "superuser" in check["detail"]
+    assert check["status"] == "warn" and "homeport_ro" in check["fix"]
 
 
 # -- client configurations -----------------------------------------------------------------------

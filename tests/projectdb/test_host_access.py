@@ -163,3 +163,21 @@ def test_the_server_refuses_host_file_accounts_only_for_remote_callers_unless_al
 ):
     runtime = runtime_factory(transport=transport, allow_database_file_access=allow)
     assert runtime.databases.refuse_host_file_access is refused
+
+
+def test_doctor_warns_about_an_account_that_reaches_host_files_and_shows_the_read_only_role(admin_app):
+    from homeport.cli.doctor import database_check
+
+    check = database_check(admin_app.root)
+    assert check.status == "warn"
+    assert ADMIN_HOST_ACCESS[admin_app.backend] in check.detail and "--allow-database-file-access" in check.detail
+    assert check.fix is not None and "homeport_ro" in check.fix
+
+
+@pytest.mark.mysql
+def test_doctor_is_content_with_a_select_only_account(mariadb_reader):
+    from homeport.cli.doctor import database_check
+
+    root, _user, _database = mariadb_reader
+    check = database_check(root)
+    assert check.status == "ok" and "answers SELECT 1" in check.detail

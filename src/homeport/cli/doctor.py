@@ -385,6 +385,7 @@ def database_check(root: Path) -> Check:
             return Check("database", "fail", exc.message, "fix the configuration it names")
         try:
             databases.run_query(root, "SELECT 1")
+            access = databases.host_access(root)
         except HomeportError as exc:
             return Check(
                 "database",
@@ -392,7 +393,19 @@ def database_check(root: Path) -> Check:
                 exc.message,
                 f"start the database server, or correct the URL in {source.origin}",
             )
-    return Check("database", "ok", f"{source.describe()} answers SELECT 1")
+    writes = f"; its account may also write ({', '.join(access.writes)})" if access and access.writes else ""
+    if access is not None and access.touches_host_files:
+        # The guard is one line, the read-only transaction another; the account is the one that holds.
+        return Check(
+            "database",
+            "warn",
+            f"{source.describe()} answers SELECT 1, but its account {access.account} can read or write files on "
+            f"the database host ({', '.join(access.host_files)}){writes}: a server for remote callers (--http) "
+            "refuses run_query on it unless started with --allow-database-file-access, and over stdio the first "
+            "result of a session says so",
+            access.advice,
+        )
+    return Check("database", "ok", f"{source.describe()} answers SELECT 1{writes}")
 
 
 # -- client configurations -----------------------------------------------------------------------

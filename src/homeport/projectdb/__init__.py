@@ -203,7 +203,7 @@ class ProjectDatabases:
 
     def _check_host_access(self, root: Path, source: DatabaseSource, engine: Engine) -> str | None:
         """Refuse or warn about an account that reaches the host's files; the warning, once a minute."""
-        from homeport.projectdb._privileges import read_host_access, read_only_role_advice
+        from homeport.projectdb._privileges import read_host_access
         from homeport.projectdb.connections import DRIVER_ERRORS
 
         if source.backend == "sqlite":
@@ -232,14 +232,14 @@ class ProjectDatabases:
         if self.refuse_host_file_access:
             raise DatabaseNotAllowedError(
                 f"{what}, and this server's callers are remote, so run_query is refused [{source.describe()}]; "
-                f"{read_only_role_advice(source)}. Or, to accept the risk, start the server with "
+                f"{access.advice}. Or, to accept the risk, start the server with "
                 "--allow-database-file-access"
             )
         if not fresh:
             return None
         return (
             f"{what}: Homeport refuses the statements it knows reach them, and the account is the line that "
-            f"holds whatever it misses; {read_only_role_advice(source)}"
+            f"holds whatever it misses; {access.advice}"
         )
 
     def _open(self, root: Path) -> tuple[DatabaseSource, Engine]:

@@ -55,6 +55,7 @@ class HostAccess:
     host_files: tuple[str, ...]  # e.g. "FILE ON *.*", "superuser", "pg_read_server_files"
     writes: tuple[str, ...]  # e.g. "INSERT ON `app`.*", "INSERT/UPDATE/DELETE on 12 tables"
     account: str
+    advice: str  # how to make a read-only account for this database (`read_only_role_advice`)
 
     @property
     def touches_host_files(self) -> bool:
@@ -74,8 +75,9 @@ def read_host_access(engine: Engine, source: DatabaseSource) -> HostAccess | Non
     ok = False
     try:
         raw: Any = connection.driver_connection
-        access = _postgres(raw) if source.backend == "postgresql" else _mysql(raw)
+        host, writes, account = _postgres(raw) if source.backend == "postgresql" else _mysql(raw)
         raw.rollback()
+        access = HostAccess(host, writes, account, read_only_role_advice(source))
         ok = True
         return access
     finally:
@@ -85,7 +87,10 @@ def read_host_access(engine: Engine, source: DatabaseSource) -> HostAccess | Non
             connection.invalidate()
 
 
-def _mysql(raw: Any) -> HostAccess:
+_Found = tuple[tuple[str, ...], tuple[str, ...], str]  # host-file privileges, write grants, account
+
+
+def _mysql(raw: Any) -> _Found:
     with raw.cursor() as cursor:
         cursor.execute("SELECT CURRENT_USER()")
         (account,) = cursor.fetchone()
@@ -104,7 +109,7 @@ def _mysql(raw: Any) -> HostAccess:
                 host.append(f"{privilege} ON *.*")
             if everything or privilege in _MYSQL_WRITE_PRIVILEGES:
                 writes.append(f"{privilege} ON {target}")
-    return HostAccess(tuple(dict.fromkeys(host)), tuple(dict.fromkeys(writes)), str(account))
+    return tuple(dict.fromkeys(host)), tuple(dict.fromkeys(writes)), str(account)
 
 
 def _split_privileges(text: str) -> list[str]:
@@ -124,7 +129,7 @@ def _split_privileges(text: str) -> list[str]:
     return [" ".join(p.split()).upper() for p in privileges if p.strip()]
 
 
-def _postgres(raw: Any) -> HostAccess:
+def _postgres(raw: Any) -> _Found:
     row = raw.execute(
         "SELECT current_user, r.rolsuper, "
         "ARRAY(SELECT b.rolname::text FROM pg_roles b WHERE b.rolname = ANY(%s) "
@@ -138,7 +143,7 @@ def _postgres(raw: Any) -> HostAccess:
     account, superuser, roles, writable = row
     host = (["superuser"] if superuser else []) + list(roles)
     writes = [f"INSERT/UPDATE/DELETE/TRUNCATE on {writable} table(s)"] if writable else []
-    return HostAccess(tuple(host), tuple(writes), str(account))
+    return tuple(host), tuple(writes), str(account)
 
 
 def read_only_role_advice(source: DatabaseSource) -> str:

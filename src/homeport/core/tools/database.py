@@ -57,7 +57,13 @@ def get_database_type(call: Call) -> Json:
 def run_query(
     call: Call,
     query: str,
-    params: Annotated[dict[str, Any] | None, Field(description="Values for :name placeholders in the query.")] = None,
+    params: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="Values for :name placeholders in the query (outside quotes; each a text, number, "
+            "true/false, null, or a list for IN / ANY)."
+        ),
+    ] = None,
     limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
 ) -> Json:
     # QUERY: read-only on a --read-only server whatever the workspace's config says.
