@@ -160,6 +160,26 @@ async def test_an_impostor_that_takes_the_port_of_an_owner_a_front_end_was_using
     assert _registered(state, owner.pid) is None
 
 
+def test_the_shell_sends_nothing_to_an_impostor_on_a_dead_owners_port_and_stores_the_write_here(
+    tmp_path, hostile_user
+) -> None:
+    state, project = tmp_path / "state", make_project(tmp_path / "src" / "p")
+    owner = start_owner(state, project, tmp_path / "owner.log")
+    kill(owner.process)
+    with hostile_listener(owner.port, owner.pid, hostile_user) as impostor:
+        done = subprocess.run(
+            [sys.executable, "-c", CLI_BOOT, "decisions", "add", "canary"],
+            cwd=project,
+            env=clean_env(HOMEPORT_STATE_DIR=str(state)),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert impostor.heard("canary") == [] and [r for r in impostor.seen() if r["method"] == "POST"] == []
+    assert done.returncode == 0, done.stderr
+    assert stored_decisions(project) == ["canary"]
+
+
 # -- finding 2, the daemon: an impostor on a dead daemon's socket
 
 
