@@ -181,3 +181,19 @@ def test_doctor_is_content_with_a_select_only_account(mariadb_reader):
     root, _user, _database = mariadb_reader
     check = database_check(root)
     assert check.status == "ok" and "answers SELECT 1" in check.detail
+
+
+@pytest.mark.mysql
+def test_for_remote_callers_an_account_whose_privileges_cannot_be_read_is_refused(mariadb_reader, monkeypatch):
+    import pymysql
+
+    root, _user, _database = mariadb_reader
+
+    def unreadable(*_args: object) -> None:
+        raise pymysql.err.OperationalError(1142, "SHOW GRANTS denied")
+
+    monkeypatch.setattr("homeport.projectdb._privileges._mysql", unreadable)
+    with ProjectDatabases({}, refuse_host_file_access=True) as remote, ProjectDatabases({}) as local:
+        with pytest.raises(DatabaseNotAllowedError, match="SHOW GRANTS denied"):
+            remote.run_query(root, "SELECT 1")
+        assert local.run_query(root, "SELECT 1 AS one")["rows"] == [[1]]

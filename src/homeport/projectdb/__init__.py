@@ -204,7 +204,7 @@ class ProjectDatabases:
     def _check_host_access(self, root: Path, source: DatabaseSource, engine: Engine) -> str | None:
         """Refuse or warn about an account that reaches the host's files; the warning, once a minute."""
         from homeport.projectdb._privileges import read_host_access
-        from homeport.projectdb.connections import DRIVER_ERRORS
+        from homeport.projectdb.connections import DRIVER_ERRORS, driver_message
 
         if source.backend == "sqlite":
             return None
@@ -217,7 +217,13 @@ class ProjectDatabases:
         if fresh:
             try:
                 access = read_host_access(engine, source)
-            except DRIVER_ERRORS:
+            except DRIVER_ERRORS as exc:
+                if self.refuse_host_file_access:  # remote callers: an account not known to be safe is not served
+                    raise DatabaseNotAllowedError(
+                        f"could not read what the database account may do ({driver_message(exc)}), so run_query is "
+                        f"refused for this server's remote callers [{source.describe()}]; fix the connection, or "
+                        "start the server with --allow-database-file-access"
+                    ) from exc
                 access = None  # the query itself will say what is wrong with the connection
             with self._lock:
                 self._host_access[key] = (now, access)
