@@ -79,7 +79,8 @@ def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         default="all",
         show_default=True,
         help="Comma-separated tool groups to expose: workspace, memory, files, db (env: HOMEPORT_TOOLS). "
-        "Fewer tools cost the agent less context on every turn.",
+        "Fewer tools cost the agent less context on every turn. conport or devdb (e.g. workspace,conport) "
+        "offer ConPort's or DevDB's tool names for their clients.",
     )(fn)
 
 

@@ -21,6 +21,7 @@ sees the raw request. Nothing here imports the MCP SDK: the SDK binding is `serv
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import json
@@ -36,6 +37,7 @@ from homeport.errors import InvalidArgumentError
 
 __all__ = [
     "CATALOG",
+    "COMPAT_GROUPS",
     "DASHBOARD",
     "DELETE",
     "GROUPS",
@@ -45,6 +47,7 @@ __all__ = [
     "SESSION",
     "WRITE",
     "WRITE_IDEMPOTENT",
+    "Alias",
     "Effect",
     "Hints",
     "Needs",
@@ -138,6 +141,40 @@ AllowSecretsArg = Annotated[
 
 
 @dataclass(frozen=True)
+class Alias:
+    """Another server's name for a Homeport tool: its own arguments, mapped onto the tool it runs.
+
+    `translate` takes the alias's arguments (never its workspace argument nor `allow_secrets`, which
+    the catalog carries over itself, so that no mapping can drop them) and returns the target's;
+    None values are left out (the target's defaults apply). `shape` turns the target's result
+    (with `workspace`) into the shape the other server documents; it gets the alias's arguments too.
+    """
+
+    target: ToolSpec
+    translate: Callable[..., dict[str, Any]]
+    workspace_argument: str | None = None  # the other server's name for `workspace` (workspace_id, projectRoot)
+    shape: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+
+    def target_arguments(self, checked: dict[str, Any]) -> dict[str, Any]:
+        """The target's arguments for the alias's validated `checked` ones.
+
+        Raises:
+            InvalidArgumentError: the mapping refused a value the target cannot take.
+        """
+        carried = {self.workspace_argument, "allow_secrets"}
+        own = {k: v for k, v in checked.items() if k not in carried}
+        out = {k: v for k, v in self.translate(**own).items() if v is not None}
+        if self.workspace_argument is not None and checked.get(self.workspace_argument) is not None:
+            out["workspace"] = checked[self.workspace_argument]
+        if "allow_secrets" in checked:
+            out["allow_secrets"] = checked["allow_secrets"]
+        return out
+
+    def shaped(self, result: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
+        return result if self.shape is None else self.shape(result, checked)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """One tool: its contract (name, arguments, effect) and how the pipeline prepares its call."""
 
@@ -152,6 +189,7 @@ class ToolSpec:
     report_unresolved: bool = False  # where_am_i: an unresolvable call is an answer, not an error
     scan: Scan = Scan.NONE
     parameters: tuple[inspect.Parameter, ...] = field(default=(), compare=False)
+    alias: Alias | None = field(default=None, compare=False)  # another server's name for a tool
 
     @property
     def hints(self) -> Hints:
@@ -186,8 +224,17 @@ class ToolSpec:
         return any(p.name == "workspace" for p in self.parameters)
 
     @cached_property
+    def workspace_argument(self) -> str:
+        """The name a client gives the workspace in: `workspace`, or an alias's (workspace_id, projectRoot)."""
+        if self.alias is not None and self.alias.workspace_argument is not None:
+            return self.alias.workspace_argument
+        return "workspace"
+
+    @cached_property
     def arguments(self) -> tuple[inspect.Parameter, ...]:
         """Every argument a client may send: the executor's, plus `workspace` where the pipeline resolves one."""
+        if self.alias is not None:  # declared whole, its workspace argument included
+            return self.parameters
         if self.takes_workspace and not self.declares_workspace:
             return (*self.parameters, _WORKSPACE_PARAMETER)
         return self.parameters
@@ -242,6 +289,17 @@ _WORKSPACE_PARAMETER = inspect.Parameter(
 )
 
 
+def _workspace_annotation(name: str) -> Any:
+    """The type of an alias's workspace argument: required, and the same values `workspace` takes."""
+    return Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=f"Project: absolute path (or file:// URI); Homeport resolves and checks {name} as `workspace`.",
+        ),
+    ]
+
+
 def _json_in_text(arguments: dict[str, Any], names: frozenset[str]) -> dict[str, Any] | None:
     """`arguments` with the JSON lists and objects sent as text read, or None when there is none."""
     changed = dict(arguments)
@@ -273,6 +331,9 @@ def _short(value: Any) -> str:
 
 # The groups `--tools` exposes, in the order tools are listed to clients.
 GROUPS = ("workspace", "memory", "files", "db")
+# Other servers' names for Homeport's tools (`Alias`), served only when named in `--tools`: ConPort's
+# tools share 17 names with the memory group, so the two are never served together.
+COMPAT_GROUPS = ("conport", "devdb")
 # The tools the dashboard's pages call through the pipeline; never offered to MCP clients.
 DASHBOARD = "dashboard"
 
@@ -282,6 +343,8 @@ class ToolCatalog:
 
     def __init__(self) -> None:
         self._specs: dict[str, ToolSpec] = {}
+        # Aliases by group, then name: their names may be a Homeport tool's (ConPort's log_decision).
+        self._aliases: dict[str, dict[str, ToolSpec]] = {group: {} for group in COMPAT_GROUPS}
 
     def tool(
         self,
@@ -335,11 +398,70 @@ class ToolCatalog:
 
         return register
 
+    def alias(
+        self,
+        group: str,
+        target: str,
+        description: str,
+        *,
+        name: str | None = None,
+        workspace: str | None = None,
+        shape: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+        """Declare the decorated function as `group`'s name for the tool `target`: its parameters are the
+        alias's arguments, and it returns the target's. Everything else is the target's (effect, needs,
+        secret scan), so the pipeline runs the alias exactly as the tool it names.
+
+        `workspace` names the other server's workspace argument: it is required, and the pipeline
+        resolves and checks it as `workspace`. `allow_secrets` is offered where the target scans.
+        """
+
+        def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+            alias_name = name or fn.__name__
+            if group not in COMPAT_GROUPS:
+                raise ValueError(f"alias {alias_name}: unknown compatibility group {group}")
+            if alias_name in self._aliases[group]:
+                raise ValueError(f"alias {alias_name} is declared twice in {group}")
+            spec = self._specs[target]
+            params = tuple(inspect.signature(fn, eval_str=True).parameters.values())
+            if workspace is not None:
+                # A target that needs no workspace (a static answer) still has the one named resolved and
+                # checked by the pipeline: never ignored.
+                required = inspect.Parameter(
+                    workspace, inspect.Parameter.KEYWORD_ONLY, annotation=_workspace_annotation(workspace)
+                )
+                params = (required, *params)
+            if spec.scan is not Scan.NONE:
+                params = (*params, next(p for p in spec.parameters if p.name == "allow_secrets"))
+            self._aliases[group][alias_name] = dataclasses.replace(
+                spec,
+                name=alias_name,
+                group=group,
+                description=description,
+                parameters=params,
+                report_unresolved=False,
+                alias=Alias(target=spec, translate=fn, workspace_argument=workspace, shape=shape),
+            )
+            return fn
+
+        return register
+
     def __getitem__(self, name: str) -> ToolSpec:
-        return self._specs[name]
+        spec = self.get(name)
+        if spec is None:
+            raise KeyError(name)
+        return spec
+
+    def aliases(self, group: str) -> dict[str, ToolSpec]:
+        """The aliases of a compatibility group, by name."""
+        return dict(self._aliases[group])
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._specs.get(name)
+        """The tool of that name, else the first compatibility group's alias of that name, else None."""
+        spec = self._specs.get(name)
+        if spec is None:
+            spec = next((a[name] for a in self._aliases.values() if name in a), None)
+        return spec
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.in_groups(GROUPS))
@@ -350,7 +472,8 @@ class ToolCatalog:
     def in_groups(self, groups: Iterable[str]) -> list[ToolSpec]:
         wanted = set(groups)
         specs = list(self._specs.values())
-        order = (*GROUPS, DASHBOARD)
+        specs += [spec for group in COMPAT_GROUPS if group in wanted for spec in self._aliases[group].values()]
+        order = (*GROUPS, *COMPAT_GROUPS, DASHBOARD)
         return sorted((s for s in specs if s.group in wanted), key=lambda s: order.index(s.group))
 
 
@@ -368,12 +491,15 @@ def unknown_tool(name: str, served: Iterable[str]) -> str:
     import difflib  # only on this error's path
 
     wanted = set(served)
-    groups = tuple(g for g in GROUPS if g in wanted)
+    groups = tuple(g for g in (*GROUPS, *COMPAT_GROUPS) if g in wanted)
     head = f"Unknown tool: {name}."
     bare = re.split(r"__|[./:]", name)[-1]
     spec = CATALOG.get(name) or CATALOG.get(bare)
-    if spec is not None and spec.group in GROUPS and spec.group not in groups:
-        more = ",".join(g for g in GROUPS if g in {*groups, spec.group})
+    if spec is not None and spec.group in (*GROUPS, *COMPAT_GROUPS) and spec.group not in groups:
+        together = {*groups, spec.group} - ({"memory"} if spec.group == "conport" else set())
+        if "conport" in together and spec.group == "memory":
+            together.discard("conport")
+        more = ",".join(g for g in (*GROUPS, *COMPAT_GROUPS) if g in together)
         return (
             f"{head} {spec.name} is in the tool group {spec.group}, which this server was started without (it "
             f"serves {', '.join(groups)}); start it with `--tools {more}` (or HOMEPORT_TOOLS={more}) to offer it."

@@ -39,6 +39,7 @@ import pydantic_core
 
 from homeport import __version__
 from homeport.core.catalog import Effect, Needs, Scan, ToolSpec
+from homeport.core.project_switches import check_project_switches
 from homeport.core.runtime import Runtime, tool_result
 from homeport.core.secret_gate import SecretGate
 from homeport.errors import (
@@ -215,6 +216,10 @@ class Route:
     team: TeamRoute | None = None  # to == "team"
     owner: tuple[str, Owner] | None = None  # to == "owner": (the root it registered, the owner)
     steps: list[str] = field(default_factory=list)  # the steps this call passed, in order (a test reads them)
+    # Called by another server's name (`catalog.Alias`): `spec` is the tool it runs, this the alias and its
+    # validated arguments, for the result's shape. Forwarded, the call goes as `spec` with its arguments.
+    alias: ToolSpec | None = None
+    alias_arguments: dict[str, Any] = field(default_factory=dict)
 
 
 class CallPipeline:
@@ -238,8 +243,8 @@ class CallPipeline:
             HomeportError: a step refused the call, or the executor did.
         """
         inputs: CallInputs | None = None
-        if spec.takes_workspace:
-            argument = arguments.get("workspace")
+        if spec.takes_workspace or spec.workspace_argument != "workspace":
+            argument = arguments.get(spec.workspace_argument)
             attached = await request.attach_roots(request.inputs(argument if isinstance(argument, str) else None))
             if not isinstance(attached, CallInputs):
                 return attached
@@ -256,7 +261,7 @@ class CallPipeline:
             route = await anyio.to_thread.run_sync(self.decide, spec, arguments, request, inputs)
         if route.to != "here":
             return await self._leave(route)
-        if spec.needs is Needs.STORE and self._store_on_loop:
+        if route.spec.needs is Needs.STORE and self._store_on_loop:
             # A memory call on SQLite runs here on the loop unless a step of it could wait: then, before it
             # has changed anything, it is performed again from the start on a worker thread.
             try:
@@ -285,12 +290,12 @@ class CallPipeline:
         if confirm is not None and route.workspace is not None:
             confirm(route.workspace)
         if route.to == "team":
-            return self._team_answer(route)
+            return _alias_shaped_dict(route, self._team_answer(route))
         if route.to == "owner":
             owned, owner = self._owner(route)
             result = self._forwarder.forward_blocking(owned, owner, self._root(route), **self._carried(route))
             answer: dict[str, Any] = self._as_resolved_here(route, owners_answer(result))
-            return answer
+            return _alias_shaped_dict(route, answer)
         return self.perform(route)
 
     # -- decide
@@ -305,6 +310,8 @@ class CallPipeline:
         Raises:
             HomeportError: a step refused the call.
         """
+        if spec.alias is not None:
+            return self._decide_alias(spec, arguments, request, inputs)
         route = Route(spec, arguments, request)
         steps = route.steps
         # validate: the tool's own schema, unknown arguments refused before anything else
@@ -356,8 +363,40 @@ class CallPipeline:
                 steps.extend(step for step in ("resolve", "access") if step not in steps)
         else:
             steps.extend(("resolve", "access"))
+        if route.workspace is not None and route.workspace.logical_key is None:
+            # The project's own switches ([database] enabled, [tools] deny): part of its access, checked
+            # here before the call may leave for an owner, which checks them again.
+            check_project_switches(route.workspace.root, spec, route.alias)
         self._route(route)
         steps.append("route")
+        return route
+
+    def _decide_alias(
+        self, alias: ToolSpec, arguments: dict[str, Any], request: CallRequest, inputs: CallInputs | None
+    ) -> Route:
+        """Another server's name: its arguments checked against its own schema (unknown ones refused, by its
+        names), mapped onto the tool it names, and that tool decided like any call of it (every step)."""
+        assert alias.alias is not None
+        unknown = [name for name in arguments if name not in alias.accepted]
+        if unknown:
+            raise unknown_arguments_error(alias.name, unknown, list(alias.accepted))
+        checked = alias.validate(arguments)
+        target = alias.alias.target
+        mapped = alias.alias.target_arguments(checked)
+        if alias.alias.workspace_argument is not None and not target.takes_workspace:
+            # The tool needs no workspace (a static answer); the one named is still resolved and checked,
+            # never ignored: a wrong workspace_id is the same error it is everywhere else.
+            argument = mapped.pop("workspace")
+            named = request.inputs(argument) if inputs is None else dataclasses.replace(inputs, argument=argument)
+            workspace = self.runtime.resolve(named, write=target.write)
+            inputs = None  # the tool itself takes none
+            self.runtime.access.check(
+                request.principal, workspace.root, write=target.write, claims=request.claims, key=workspace.logical_key
+            )
+        route = self.decide(target, mapped, request, inputs)
+        route.alias, route.alias_arguments = alias, checked
+        if route.workspace is not None and route.workspace.logical_key is None:
+            check_project_switches(route.workspace.root, target, alias)  # [tools] deny may name the alias
         return route
 
     def _route(self, route: Route) -> None:
@@ -390,10 +429,10 @@ class CallPipeline:
         """The team server's or the owner's result, for the async edge."""
         if route.to == "team":
             assert self.runtime.team is not None and route.team is not None
-            return await self.runtime.team.forward(route.team, route.spec.name, self._sent(route))
+            return _alias_shaped(route, await self.runtime.team.forward(route.team, route.spec.name, self._sent(route)))
         owned, owner = self._owner(route)
         result = await self._forwarder.forward(owned, owner, self._root(route), **self._carried(route))
-        return self._as_resolved_here(route, result)
+        return _alias_shaped(route, self._as_resolved_here(route, result))
 
     def _team_answer(self, route: Route) -> dict[str, Any]:
         assert self.runtime.team is not None and route.team is not None
@@ -494,8 +533,34 @@ class CallPipeline:
         steps.append("record")
         steps.append("shape")
         if call.workspace is None or spec.report_unresolved:
-            return result if isinstance(result, dict) else {spec.result_key or "result": result}
-        return tool_result(call.workspace, result, spec.result_key)
+            shaped = result if isinstance(result, dict) else {spec.result_key or "result": result}
+        else:
+            shaped = tool_result(call.workspace, result, spec.result_key)
+        return _alias_shaped_dict(route, shaped)
+
+
+def _alias_shaped_dict(route: Route, result: dict[str, Any]) -> dict[str, Any]:
+    """A local (or owner's, as a local call returns it) result in the shape of the alias it was called by."""
+    if route.alias is None or route.alias.alias is None:
+        return result
+    return route.alias.alias.shaped(result, route.alias_arguments)
+
+
+def _alias_shaped(route: Route, result: Any) -> Any:
+    """`result` (a result dict, or the SDK's `CallToolResult` from an owner) in the shape the alias the
+    call was made by documents; an error, or a call by Homeport's own name, as it is."""
+    if route.alias is None or route.alias.alias is None:
+        return result
+    alias, checked = route.alias.alias, route.alias_arguments
+    if isinstance(result, dict):
+        return alias.shaped(result, checked) if "isError" not in result else result
+    content = getattr(result, "structured_content", None)
+    if getattr(result, "is_error", False) or not isinstance(content, dict):
+        return result
+    shaped = alias.shaped(content, checked)
+    return result.model_copy(
+        update={"structured_content": shaped, "content": _reworded(result.content, content, shaped)}
+    )
 
 
 def unknown_arguments_error(spec_name: str, unknown: list[str], accepted: list[str]) -> UnknownArgumentError:

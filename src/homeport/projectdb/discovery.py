@@ -65,7 +65,9 @@ _UNTRUSTED_WRITES = (
     "(HTTP); whoever runs the server can allow it with `homeport serve --http --trust-workspace-config`"
 )
 _DJANGO_SQLITE = "db.sqlite3"
-_SETTING_KEYS = ("url", "allow_writes", "statement_timeout_ms", "row_limit", "max_result_bytes")
+# `enabled` is the project's switch for its database tools, checked by the call path
+# (`core.project_switches`) before discovery is ever reached.
+_SETTING_KEYS = ("url", "allow_writes", "statement_timeout_ms", "row_limit", "max_result_bytes", "enabled")
 _ENV_REFERENCE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 
 

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homeport import __version__
 from homeport.core import tools as _tools  # noqa: F401  (declares every tool in CATALOG)
-from homeport.core.catalog import CATALOG, DASHBOARD, unknown_tool
+from homeport.core.catalog import CATALOG, COMPAT_GROUPS, DASHBOARD, unknown_tool
 from homeport.core.runtime import Runtime
 from homeport.core.settings import ServeSettings
 from homeport.errors import ConfigError, UnknownToolError
@@ -207,12 +207,21 @@ def parse_tool_groups(spec: str | Iterable[str] | None) -> tuple[str, ...]:
     if spec is None or spec == "all":
         return tuple(TOOL_GROUPS)
     names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
-    unknown = sorted(set(names) - set(TOOL_GROUPS))
+    if "all" in names:  # Homeport's own groups, with a compatibility group named beside them
+        names = [*TOOL_GROUPS, *(n for n in names if n != "all")]
+    choices = (*TOOL_GROUPS, *COMPAT_GROUPS)
+    unknown = sorted(set(names) - set(choices))
     if unknown or not names:
         raise ConfigError(
-            f"unknown tool group(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(TOOL_GROUPS)} or all"
+            f"unknown tool group(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(choices)} or all"
         )
-    return tuple(g for g in TOOL_GROUPS if g in names)
+    if "conport" in names and "memory" in names:
+        raise ConfigError(
+            "the tool groups conport and memory cannot be served together: ConPort's tools take 17 of the memory "
+            "group's names with other arguments; serve conport (ConPort's names) or memory (Homeport's), e.g. "
+            "--tools workspace,conport"
+        )
+    return tuple(g for g in choices if g in names)
 
 
 SSE_MESSAGES = SSE_MESSAGES_PATH.rstrip("/")  # a Mount's path has no trailing slash

@@ -1,6 +1,8 @@
 """The tools, one module per group; importing this package declares them all in `CATALOG`, in order."""
 
 from homeport.core.tools import (  # noqa: F401  (declarations)
+    compat_conport,
+    compat_devdb,
     dashboard,
     database,
     files,
