@@ -157,3 +157,79 @@ def test_the_answer_to_an_unknown_tool_only_ever_names_a_tool_a_client_can_be_of
         assert spec.group in GROUPS and spec.group not in groups and "--tools " in rest
     else:
         assert rest == f"tools/list names the {len(offered)} tools of this server."
+
+
+# ConPort's and DevDB's names (`--tools conport` / `--tools devdb`): their clients' contract, pinned as listed.
+# allow_secrets is Homeport's own (optional) on the writes that scan; the rest are the peers' arguments.
+_W = "workspace_id"
+COMPAT_CONTRACT = {
+    "get_product_context": [_W],
+    "update_product_context": [_W, "content", "patch_content", "allow_secrets"],
+    "get_active_context": [_W],
+    "update_active_context": [_W, "content", "patch_content", "allow_secrets"],
+    "log_decision": [_W, "summary", "rationale", "implementation_details", "tags", "allow_secrets"],
+    "get_decisions": [_W, "limit", "tags_filter_include_all", "tags_filter_include_any"],
+    "search_decisions_fts": [_W, "query_term", "limit"],
+    "delete_decision_by_id": [_W, "decision_id"],
+    "log_progress": [
+        _W,
+        "status",
+        "description",
+        "parent_id",
+        "linked_item_type",
+        "linked_item_id",
+        "link_relationship_type",
+        "allow_secrets",
+    ],
+    "get_progress": [_W, "status_filter", "parent_id_filter", "limit"],
+    "update_progress": [_W, "progress_id", "status", "description", "parent_id", "allow_secrets"],
+    "delete_progress_by_id": [_W, "progress_id"],
+    "log_system_pattern": [_W, "name", "description", "tags", "allow_secrets"],
+    "get_system_patterns": [_W, "limit", "tags_filter_include_all", "tags_filter_include_any"],
+    "delete_system_pattern_by_id": [_W, "pattern_id"],
+    "log_custom_data": [_W, "category", "key", "value", "allow_secrets"],
+    "get_custom_data": [_W, "category", "key"],
+    "delete_custom_data": [_W, "category", "key"],
+    "search_project_glossary_fts": [_W, "query_term", "limit"],
+    "search_custom_data_value_fts": [_W, "query_term", "category_filter", "limit"],
+    "export_conport_to_markdown": [_W, "output_path"],
+    "import_markdown_to_conport": [_W, "input_path", "allow_secrets"],
+    "link_conport_items": [
+        _W,
+        "source_item_type",
+        "source_item_id",
+        "target_item_type",
+        "target_item_id",
+        "relationship_type",
+        "description",
+        "allow_secrets",
+    ],
+    "get_linked_items": [_W, "item_type", "item_id", "relationship_type_filter", "linked_item_type_filter", "limit"],
+    "batch_log_items": [_W, "item_type", "items", "allow_secrets"],
+    "get_item_history": [_W, "item_type", "limit", "before_timestamp", "after_timestamp", "version"],
+    "get_recent_activity_summary": [_W, "hours_ago", "since_timestamp", "limit_per_type"],
+    "get_conport_schema": [_W],
+    "semantic_search_conport": [
+        _W,
+        "query_text",
+        "top_k",
+        "filter_item_types",
+        "filter_tags_include_any",
+        "filter_tags_include_all",
+        "filter_custom_data_categories",
+    ],
+    "get_workspace_detection_info": ["start_path"],
+    "get-tables": ["projectRoot"],
+    "get-schema": ["projectRoot", "table"],
+    "get-database-type": ["projectRoot"],
+    "run-query": ["projectRoot", "query"],
+}
+
+
+async def test_the_conport_and_devdb_groups_list_the_peers_names_and_parameters(server_factory):
+    async with Client(server_factory(tool_groups=("conport", "devdb"))) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert set(tools) == set(COMPAT_CONTRACT)
+    for name, params in COMPAT_CONTRACT.items():
+        assert list(tools[name].input_schema.get("properties", {})) == params, name
+        assert tools[name].input_schema.get("additionalProperties") is False, name
