@@ -244,7 +244,8 @@ async def test_progress_and_search_round_trip(server_factory, projects, mode):
             "type": "progress",
             "id": child["id"],
             "title": "write guards",
-            "snippet": "write [guards]",
+            "snippet": "write guards",
+            "matches": [[6, 12]],
             "score": 0,
             "updated_at": 0,
         }

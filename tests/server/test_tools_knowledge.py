@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from homeport.store.search import mark
+
 pytestmark = pytest.mark.anyio
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
@@ -339,7 +341,7 @@ async def test_search_ranks_titles_first_highlights_and_filters(connect, project
         order = [(r["type"], r["id"]) for r in results]
         assert order.index(("decision", title["id"])) < order.index(("decision", body["id"]))
         by_id = {(r["type"], r["id"]): r for r in results}
-        assert by_id[("decision", body["id"])]["snippet"] == "the [checkpoint] runs often"
+        assert mark(by_id[("decision", body["id"])], "[", "]") == "the [checkpoint] runs often"
         assert by_id[("decision", title["id"])]["title"] == "Checkpoint every minute"
 
         async def found(**kw) -> list[tuple[str, int]]:

@@ -200,7 +200,7 @@ def test_items_from_0001_are_searchable_with_every_new_filter(at_0001):
     assert hits(at_0001, "index OR wal", since="2026-02-01T00:00:00Z") == [("decision", 2)]
     assert hits(at_0001, "migrations", types=["progress"]) == [("progress", 2)]
     assert hits(at_0001, "remember") == [("product_context", 1)]
-    assert "[readers]" in search.search(at_0001, "readers")[0]["snippet"]
+    assert "[readers]" in search.mark(search.search(at_0001, "readers")[0], "[", "]")
 
 
 def test_the_index_rebuilt_by_the_migration_is_the_one_the_code_writes(at_0001, tmp_path):

@@ -19,6 +19,7 @@ from homeport.errors import StoreTooNewError
 from homeport.server import build_server
 from homeport.store import SCHEMA_REVISION, decisions, search, store_path_for
 from homeport.store.postgres import PostgresStores, schema_for
+from homeport.store.search import mark
 
 NO_MODEL = unavailable_reason(None)  # search by meaning is checked when the semantic extra and a model are here
 
@@ -68,7 +69,7 @@ def test_search_on_postgres_ranks_with_filters_and_highlights(postgres_stores):
     body = decisions.log_decision(store, "Scaling", rationale="we add pooling later", tags=["later"])
     hits = search.search(store, "pooling")
     assert [h["id"] for h in hits] == [title["id"], body["id"]]
-    assert hits[0]["snippet"] == "Connection [pooling] with PgBouncer" and hits[0]["score"] > hits[1]["score"] > 0
+    assert mark(hits[0], "[", "]") == "Connection [pooling] with PgBouncer" and hits[0]["score"] > hits[1]["score"] > 0
     assert [h["id"] for h in search.search(store, "pooling", tags_any=["LATER"])] == [body["id"]]
     assert search.search(store, "pooling", types=["progress"]) == []
 

@@ -52,16 +52,16 @@ def test_results_name_type_id_title_and_a_highlighted_snippet(store):
     d = decisions.log_decision(store, "Use SQLite WAL mode", rationale="readers never block writers")
     [hit] = search.search(store, "readers")
     assert hit["type"] == "decision" and hit["id"] == d["id"] and hit["title"] == "Use SQLite WAL mode"
-    assert hit["snippet"] == "[readers] never block writers"
+    assert search.mark(hit, "[", "]") == "[readers] never block writers"
     assert hit["updated_at"] == d["updated_at"]
     [hit] = search.search(store, "WAL")
-    assert hit["snippet"] == "Use SQLite [WAL] mode"
+    assert search.mark(hit, "[", "]") == "Use SQLite [WAL] mode"
 
 
 def test_prefix_queries_and_stemming_highlight_the_matched_words(store):
     decisions.log_decision(store, "Checkpoints are tuned", rationale="checkpointing matters")
-    assert "[Checkpoints]" in search.search(store, "checkpoint")[0]["snippet"]
-    assert "[Checkpoints]" in search.search(store, "checkp*")[0]["snippet"]
+    assert "[Checkpoints]" in search.mark(search.search(store, "checkpoint")[0], "[", "]")
+    assert "[Checkpoints]" in search.mark(search.search(store, "checkp*")[0], "[", "]")
     # Porter stems the indexed words, so a prefix longer than the stem matches nothing.
     assert search.search(store, "checkpointi*") == []
 
@@ -69,7 +69,7 @@ def test_prefix_queries_and_stemming_highlight_the_matched_words(store):
 def test_a_long_body_gives_a_short_snippet_around_the_match(store):
     words = " ".join(f"filler{i}" for i in range(200))
     decisions.log_decision(store, "Long", rationale=f"{words} needle {words}")
-    snippet = search.search(store, "needle")[0]["snippet"]
+    snippet = search.mark(search.search(store, "needle")[0], "[", "]")
     assert "[needle]" in snippet and snippet.count("…") == 2 and len(snippet.split()) <= 16
 
 

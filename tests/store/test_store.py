@@ -147,7 +147,7 @@ def test_search_ranks_and_names_type_and_id(store):
     custom_data.log_custom_data(store, "notes", "unrelated", "nothing to see")
     hits = search.search(store, "WAL")
     assert {(h["type"], h["id"]) for h in hits} == {("decision", d["id"]), ("progress", p["id"])}
-    assert "[WAL]" in hits[0]["snippet"]
+    assert "[WAL]" in search.mark(hits[0], "[", "]")
     assert search.search(store, "wal", types=["progress"])[0]["id"] == p["id"]
 
 

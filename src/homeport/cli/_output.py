@@ -6,7 +6,6 @@ Every cell goes through `Text`, never markup, so a decision that says "[bold]" p
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,7 +28,6 @@ __all__ = [
 ]
 
 STATUS_STYLES = {"TODO": "cyan", "IN_PROGRESS": "yellow", "DONE": "green", "BLOCKED": "red"}
-_HIT = re.compile(r"\[([^\[\]]*)\]")
 
 
 def workspace_line(workspace: Mapping[str, str]) -> Text:
@@ -90,13 +88,12 @@ def inline_json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def snippet(text: str) -> Text:
-    """A search snippet with the index's [hit] markers shown as highlights."""
-    out = Text()
-    last = 0
-    for match in _HIT.finditer(text):
-        out.append(text[last : match.start()])
-        out.append(match.group(1), style="bold yellow")
-        last = match.end()
+def snippet(hit: Mapping[str, Any]) -> Text:
+    """A search hit's snippet with its `matches` (spans of the snippet) shown as highlights."""
+    text, out, last = hit["snippet"], Text(), 0
+    for start, end in hit.get("matches") or ():
+        out.append(text[last:start])
+        out.append(text[start:end], style="bold yellow")
+        last = end
     out.append(text[last:])
     return out

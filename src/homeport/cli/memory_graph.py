@@ -167,7 +167,7 @@ def search(
             return empty_line(console, f"matches for {query!r}")
         table = item_table("type", "id", "match", "updated")
         for hit in r["results"]:
-            table.add_row(hit["type"], str(hit["id"]), snippet(hit["snippet"]), when(hit["updated_at"]))
+            table.add_row(hit["type"], str(hit["id"]), snippet(hit), when(hit["updated_at"]))
         console.print(table)
 
     call.show(result, render)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -32,6 +32,7 @@ __all__ = [
     "index_items",
     "index_row",
     "index_rowid",
+    "mark",
     "matching",
     "plain_words",
     "search",
@@ -219,7 +220,9 @@ def search(
     since: str | None = None,
     limit: int = 20,
 ) -> list[dict[str, Any]]:
-    """Ranked hits `{type, id, title, snippet, score, updated_at}`; higher score is better.
+    """Ranked hits `{type, id, title, snippet, matches, score, updated_at}`; higher score is better.
+
+    `matches` are the `[start, end)` character spans of `snippet` that matched (`mark` shows them).
 
     `category` narrows to custom data of that category (ProjectGlossary: the glossary);
     `since` (ISO 8601) to items changed at or after it.
@@ -273,7 +276,7 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
     # Snippets in the ranking query itself: SQLite computes them for the rows the LIMIT keeps (measured:
     # the same cost as no snippet at all), where joining the winners back to a second MATCH cost more.
     rows = raw.execute(
-        "SELECT item_type, item_id, title, updated_at, snippet(search_index, -1, '[', ']', '…', 16), "
+        f"SELECT item_type, item_id, title, updated_at, snippet(search_index, -1, '{_OPEN}', '{_CLOSE}', '…', 16), "
         f"{_BM25} AS score FROM search_index WHERE {condition} AND rowid >= :floor ORDER BY score LIMIT :limit",
         params,
     )
@@ -282,7 +285,7 @@ def _run(raw: sqlite3.Connection, match: str, f: _Filters) -> list[dict[str, Any
             "type": item_type,
             "id": int(item_id),
             "title": title,
-            "snippet": _clip(snip or title),
+            **_snippet(_clip(snip or title)),
             "score": float(f"{-float(score):.6g}"),
             "updated_at": updated_at,
         }
@@ -294,7 +297,7 @@ def _ellipses(snippet: str | None, head: str | None, tail: str | None) -> str | 
     """ "…" where ts_headline's fragment leaves out the start or the end of its text, as FTS5's snippet marks it."""
     if not snippet or head is None or tail is None:
         return snippet
-    plain = snippet.replace("[", "").replace("]", "").strip()
+    plain = snippet.replace(_OPEN, "").replace(_CLOSE, "").strip()
     words = plain.split()
     if not words:
         return snippet
@@ -307,9 +310,44 @@ def _clip(snippet: str) -> str:
     """At most MAX_SNIPPET_CHARS: FTS5 bounds a snippet in tokens, and one token may be a 100,000-character word."""
     if len(snippet) <= MAX_SNIPPET_CHARS:
         return snippet
-    start = max(0, snippet.find("[") - MAX_SNIPPET_CHARS // 4)  # keep the first highlighted match in view
+    start = max(0, snippet.find(_OPEN) - MAX_SNIPPET_CHARS // 4)  # keep the first highlighted match in view
     clipped = snippet[start : start + MAX_SNIPPET_CHARS - 2]
     return ("…" if start else "") + clipped + "…"
+
+
+# Where the index marks a match in a snippet: two private-use characters, turned into `matches` (spans of
+# the snippet) before a hit leaves this module. Marking with "[" and "]" made a JSON array in an item read
+# like a match. Text that itself holds these two characters (private use: no script has them) loses them
+# from its snippet.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
+def _snippet(marked: str) -> dict[str, Any]:
+    """`{snippet, matches}` of a marked snippet: the text without markers, and `[start, end)` of each match."""
+    text: list[str] = []
+    matches: list[list[int]] = []
+    length = 0
+    start: int | None = None
+    for piece in re.split(f"([{_OPEN}{_CLOSE}])", marked):
+        if piece == _OPEN:
+            start = length
+        elif piece == _CLOSE:
+            if start is not None and length > start:
+                matches.append([start, length])
+            start = None
+        elif piece:
+            text.append(piece)
+            length += len(piece)
+    return {"snippet": "".join(text), "matches": matches}
+
+
+def mark(hit: Mapping[str, Any], open_mark: str = "«", close_mark: str = "»") -> str:
+    """A hit's snippet with its matches between `open_mark` and `close_mark`, for a person to read."""
+    text, out, at = hit["snippet"], [], 0
+    for start, end in hit.get("matches") or ():
+        out += [text[at:start], open_mark, text[start:end], close_mark]
+        at = end
+    return "".join([*out, text[at:]])
 
 
 def filter_conditions(
@@ -352,7 +390,7 @@ _PG_RANK = "ts_rank_cd(document, q, 2 | 32)"
 _PG_SOURCE = (
     "CASE WHEN ts_filter(document, '{a}') @@ q THEN title ELSE concat_ws(' ', NULLIF(body, ''), NULLIF(tags, '')) END"
 )
-_PG_HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=2'"
+_PG_HEADLINE = "'StartSel=\ue000, StopSel=\ue001, MaxWords=16, MinWords=6, ShortWord=2'"
 _EDGE = 1000  # characters of each end of the snippet's source, to tell whether the snippet starts or ends it
 _QUERY_TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
 _STRUCTURED = re.compile(r'^[\w\s"*]*$')
@@ -422,7 +460,7 @@ def _run_postgres(conn: Connection, query: str, f: _Filters) -> list[dict[str, A
             "type": item_type,
             "id": int(item_id),
             "title": title,
-            "snippet": _clip(_ellipses(snip, head, tail) or title),
+            **_snippet(_clip(_ellipses(snip, head, tail) or title)),
             "score": float(f"{float(score):.6g}"),
             "updated_at": updated_at,
         }

@@ -371,6 +371,7 @@ def _fetch(raw: _Sql, ranked: list[tuple[int, int, float]], filters: VectorFilte
                 "id": int(item_id),
                 "title": title,
                 "snippet": _clip(chunks[chunk] if chunk < len(chunks) else title),
+                "matches": [],  # found by meaning: no word of the query marked
                 "score": float(f"{score:.6g}"),
                 "updated_at": updated_at,
             }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,20 +33,13 @@ def markdown(text: Any) -> Markup:
     return Markup(_MARKDOWN.render(text))  # safe: raw HTML is disabled above
 
 
-def snippet(text: str) -> Markup:
-    """A search snippet with its `[match]` markers as <mark>, everything else escaped."""
-    out, depth = [], 0
-    for ch in text:
-        if ch == "[" and depth == 0:
-            out.append(Markup("<mark>"))
-            depth = 1
-        elif ch == "]" and depth == 1:
-            out.append(Markup("</mark>"))
-            depth = 0
-        else:
-            out.append(escape(ch))
-    if depth:
-        out.append(Markup("</mark>"))
+def snippet(hit: Mapping[str, Any]) -> Markup:
+    """A search hit's snippet with its `matches` (spans of the snippet) as <mark>, everything else escaped."""
+    text, out, last = hit["snippet"], [], 0
+    for start, end in hit.get("matches") or ():
+        out += [escape(text[last:start]), Markup("<mark>"), escape(text[start:end]), Markup("</mark>")]
+        last = end
+    out.append(escape(text[last:]))
     return Markup("").join(out)
 
 
