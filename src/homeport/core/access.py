@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from homeport.core.file_access import DirectoryCache
-from homeport.errors import ConfigError, ToolNotAllowedError, WorkspaceAccessDeniedError
+from homeport.errors import ConfigError, InvalidWorkspaceError, ToolNotAllowedError, WorkspaceAccessDeniedError
 from homeport.policy.access_rules import (
     AccessDecision,
     AccessRules,
@@ -31,6 +31,7 @@ from homeport.policy.access_rules import (
     parse_access_rules,
 )
 from homeport.policy.workspace_access import OrgWorkspaceRoots, require_workspace
+from homeport.workspace.keys import canonical_key
 
 __all__ = ["AccessRulesFile", "WorkspaceAccess", "canonical_pattern"]
 
@@ -171,8 +172,8 @@ class WorkspaceAccess:
             # roots read as keys: the root `/github.com/acme` holds the key `github.com/acme/api`.
             keys = OrgWorkspaceRoots(
                 org.name,
-                read_write=tuple(PurePosixPath(r) for r in org.workspace_roots),
-                read_only=tuple(PurePosixPath(r) for r in org.read_only_workspace_roots),
+                read_write=tuple(_as_key(r) for r in org.workspace_roots),
+                read_only=tuple(_as_key(r) for r in org.read_only_workspace_roots),
             )
             require_workspace(principal, keys, PurePosixPath("/" + key), write=write)
             return
@@ -182,6 +183,14 @@ class WorkspaceAccess:
             read_only=tuple(_canonical(r) for r in org.read_only_workspace_roots),
         )
         require_workspace(principal, roots, root, write=write)
+
+
+def _as_key(root: str) -> PurePosixPath:
+    # The key arrives canonical (lower case, no trailing '.' or '.git'), so a root read as a key is too.
+    try:
+        return PurePosixPath("/" + canonical_key(root.strip("/")))
+    except InvalidWorkspaceError:
+        return PurePosixPath(root)
 
 
 def _canonical(root: str) -> Path:

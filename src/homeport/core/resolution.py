@@ -14,7 +14,7 @@ from pathlib import Path
 from homeport.core.deployment import deployment_secret
 from homeport.core.settings import ServeSettings, data_dir_of
 from homeport.errors import ConfigError, InvalidWorkspaceError
-from homeport.store.logical import logical_store_root
+from homeport.store.logical import logical_store_for
 from homeport.workspace import (
     HandleSigner,
     ResolverSettings,
@@ -51,7 +51,7 @@ def build_resolver(settings: ServeSettings, secret: Callable[[], bytes] | None =
             cwd=settings.cwd,
             require_explicit=settings.require_explicit_workspace,
             logical_root=(
-                functools.partial(logical_store_root, Path(os.path.realpath(data_dir_of(settings))))
+                functools.partial(logical_store_for, Path(os.path.realpath(data_dir_of(settings))))
                 if settings.logical_workspaces
                 else None
             ),

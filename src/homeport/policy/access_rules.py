@@ -13,7 +13,10 @@ parsed here from its text, and decide every call (see docs/access-rules.md):
 
 So a call is allowed only if some rule grants it and no rule at least as specific denies it.
 Pure: no I/O. The caller passes canonical workspace names (the root after symlinks are resolved)
-and patterns whose literal part it has canonicalised the same way.
+and patterns whose literal part it has canonicalised the same way. Logical keys, and patterns
+that do not start with `/`, are made canonical here (lower case, no trailing `.` or `.git` on a
+segment: `homeport.workspace.keys.canonical_key`), and a key pattern covers the keys below the
+ones it matches, so `acme/vault` decides for `acme/Vault.git` and `acme/vault/sub` too.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
 from typing import Any
 
-from homeport.errors import ConfigError
+from homeport.errors import ConfigError, InvalidWorkspaceError
+from homeport.workspace.keys import canonical_key
 
 __all__ = [
     "ACCESS_LEVELS",
@@ -166,16 +170,32 @@ def decide_tool(rules: AccessRules, principal: Principal, tool: str, group: str)
     )
 
 
+def _key_names(name: str) -> tuple[str, ...]:
+    """What a pattern is matched against for workspace name `name`: a path as it is; a logical key
+    in its canonical form and each key above it (`acme/vault/sub`, `acme/vault`, `acme`), so a rule
+    on a key covers the keys below it."""
+    if name.startswith("/"):
+        return (name,)
+    try:
+        key = canonical_key(name)
+    except InvalidWorkspaceError:
+        return (name,)
+    parts = key.split("/")
+    return tuple("/".join(parts[:n]) for n in range(len(parts), 0, -1))
+
+
 def decide_workspace_rules(
     rules: AccessRules, principal: Principal, workspace: Sequence[str], *, write: bool
 ) -> AccessDecision:
-    """Whether `principal` may read (or `write`) the workspace known by the names in `workspace`."""
+    """Whether `principal` may read (or `write`) the workspace known by the names in `workspace`
+    (canonical paths; a logical key in any spelling, see `_key_names`)."""
     need = "write" if write else "read"
     matched: list[tuple[int, WorkspaceRule]] = []
+    names = [n for name in workspace for n in _key_names(name)]
     for rule in rules.workspaces:
         if not _names(rule.who, principal):
             continue
-        levels = [specificity(p) for p in rule.paths for n in workspace if pattern_matches(p, n)]
+        levels = [specificity(p) for p in rule.paths for n in names if pattern_matches(p, n)]
         if levels:
             matched.append((max(levels), rule))
     shown = workspace[0] if workspace else "?"
@@ -256,5 +276,15 @@ def _workspace_rule(entry: dict[str, Any], index: int, source: str, canonical: C
     access = entry.get("access")
     if access not in ACCESS_LEVELS:
         raise ConfigError(f"{where}: access must be one of {', '.join(ACCESS_LEVELS)}, not {access!r}")
-    paths = tuple(canonical(p) for p in _strings(entry, "paths", where))
+    paths = tuple(_key_pattern(canonical(p), where) for p in _strings(entry, "paths", where))
     return WorkspaceRule(where, _strings(entry, "who", where), paths, str(access))
+
+
+def _key_pattern(pattern: str, where: str) -> str:
+    """A path pattern as it is; a key pattern in the canonical form keys take (`Acme/Vault.git` is `acme/vault`)."""
+    if pattern.startswith("/"):
+        return pattern
+    try:
+        return canonical_key(pattern, where=f"{where}: the key pattern")
+    except InvalidWorkspaceError as exc:
+        raise ConfigError(exc.message) from None

@@ -19,13 +19,15 @@ import hashlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from homeport.errors import ConfigError, InvalidItemError, StoreError
+from homeport.errors import ConfigError, InvalidItemError, InvalidWorkspaceError, StoreError
 from homeport.store.copy_state import CHECKPOINT_QUERY, Checkpoint, refuse_partial_copy
 from homeport.store.database import Store
+from homeport.workspace.keys import canonical_key
 
 __all__ = ["MAX_KEY_CHARS", "PostgresStore", "PostgresStores", "engine_for", "schema_for", "shown_url"]
 
@@ -200,6 +202,8 @@ class PostgresStores:
             row = conn.exec_driver_sql(
                 f"SELECT schema_name, revision FROM {_REGISTRY} WHERE key = %(k)s", {"k": key}
             ).first()
+        if row is None and not key.startswith("/"):
+            row = self._adopt_other_spelling(key)
         if row is not None and row.revision == SCHEMA_REVISION:
             return PostgresStore(self, key, row.schema_name)
         if row is None and not create:
@@ -207,6 +211,39 @@ class PostgresStores:
         schema = row.schema_name if row is not None else schema_for(key)
         self._migrate(key, schema)
         return PostgresStore(self, key, schema)
+
+    def _adopt_other_spelling(self, key: str) -> Any:
+        """The row of a logical key kept under another spelling by a Homeport that did not make keys
+        canonical (`acme/Vault` for `acme/vault`), now renamed to `key`; None when there is none.
+
+        Raises:
+            InvalidWorkspaceError: two spellings hold a workspace; the message names them.
+        """
+        if _canonical_or_none(key) != key:
+            return None  # only a canonical key takes another's memory
+        # Keys hold only [a-z0-9._-] once canonical: `_` is the one LIKE wildcard among them.
+        head = key.split("/", 1)[0].replace("_", "\\_")
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_REGISTRY_LOCK})")
+            rows = conn.exec_driver_sql(
+                f"SELECT key, schema_name, revision FROM {_REGISTRY} WHERE lower(key) LIKE %(p)s",
+                {"p": head + "%"},
+            ).all()
+            spellings = [r for r in rows if r.key != key and _canonical_or_none(str(r.key)) == key]
+            if not spellings or any(r.key == key for r in rows):
+                return None  # nothing to take, or `key` was registered meanwhile
+            if len(spellings) > 1:
+                names = ", ".join(repr(r.key) for r in spellings)
+                raise InvalidWorkspaceError(
+                    f"the memory of logical workspace {key!r} is kept under {len(spellings)} spellings of its key "
+                    f"({names}) in {shown_url(self.url)}; keys are now compared lower-cased and without a trailing "
+                    "'.' or '.git'. Keep one: move the others' items into it (homeport export / import) and drop them"
+                )
+            conn.exec_driver_sql(
+                f"UPDATE {_REGISTRY} SET key = %(k)s WHERE key = %(old)s", {"k": key, "old": spellings[0].key}
+            )
+            conn.commit()
+            return spellings[0]
 
     def ensure_registry(self) -> None:
         """Create the schema `homeport` and its table of workspaces once (under an advisory lock)."""
@@ -299,6 +336,13 @@ class PostgresStores:
     def close(self) -> None:
         self._stores.clear()
         self.engine.dispose()
+
+
+def _canonical_or_none(key: str) -> str | None:
+    try:
+        return canonical_key(key)
+    except InvalidWorkspaceError:
+        return None
 
 
 def _cause(exc: SQLAlchemyError) -> str:

@@ -3,6 +3,9 @@
 A key such as ``github.com/acme/api`` is segments of ``[A-Za-z0-9._-]`` joined by ``/``, at most
 200 characters, with no ``.`` or ``..`` segment. It is a name, never a path on anyone's disk: a
 server run with ``--logical-workspaces`` keeps the memory of each key in its own data directory.
+Every spelling of one key names one workspace: the resolver and the access rules use its canonical
+form (`canonical_key`: lower case, no trailing ``.`` or ``.git`` on a segment), so ``acme/Vault``,
+``acme/vault.`` and ``acme/vault.git`` are ``acme/vault``, never a second workspace beside it.
 
 A project knows its key from ``.homeport/config.toml`` (``project = "acme/api"``), else from its
 git remote ``origin``, normalised so that the https, scp-like and ssh spellings of one repository
@@ -16,7 +19,7 @@ from urllib.parse import urlsplit
 
 from homeport.errors import InvalidWorkspaceError
 
-__all__ = ["MAX_KEY_LENGTH", "key_from_remote", "key_problem", "looks_like_path", "validate_key"]
+__all__ = ["MAX_KEY_LENGTH", "canonical_key", "key_from_remote", "key_problem", "looks_like_path", "validate_key"]
 
 MAX_KEY_LENGTH = 200
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
@@ -92,3 +95,29 @@ def key_from_remote(url: str) -> str | None:
         segments[0] = segments[0][1:]
     key = "/".join([host.lower(), *segments])
     return key if host and segments and key_problem(key) is None else None
+
+
+def canonical_key(value: str, *, where: str = "workspace") -> str:
+    """The one spelling of a key (or of a key pattern): lower case, and no segment ending in `.` or
+    `.git` (dropped as often as they appear), so `Acme/Vault.git.` is `acme/vault`. Applied to its
+    own result it gives the result again; a canonical key is its own canonical form.
+
+    Raises:
+        InvalidWorkspaceError: a segment is nothing once they are dropped (`.git`, `...`).
+    """
+    segments = []
+    for segment in value.strip().lower().split("/"):
+        kept = segment
+        while True:
+            shorter = kept.rstrip(".")
+            shorter = shorter[: -len(".git")] if shorter.endswith(".git") else shorter
+            if shorter == kept:
+                break
+            kept = shorter
+        if not kept and segment:
+            raise InvalidWorkspaceError(
+                f"{where} {value!r} has the segment {segment!r}, which is nothing once a trailing '.' or '.git' "
+                "is dropped (keys are compared lower-cased and without them); name the project, as in acme/api"
+            )
+        segments.append(kept)
+    return "/".join(segments)

@@ -25,7 +25,7 @@ from homeport.errors import (
 )
 from homeport.workspace.guards import WorkspaceGuard
 from homeport.workspace.handles import HandleSigner
-from homeport.workspace.keys import looks_like_path, validate_key
+from homeport.workspace.keys import canonical_key, looks_like_path, validate_key
 from homeport.workspace.paths import canonical_directory, decode_candidate, within_any
 from homeport.workspace.sources import EXPLICIT_SOURCES, Source
 
@@ -254,7 +254,8 @@ class WorkspaceResolver:
                 "(--logical-workspaces): name the project by its key, such as github.com/acme/api "
                 "(`homeport where` in the project shows it)"
             )
-        key = validate_key(text, where=f"workspace (from {source.said})")
+        where = f"workspace (from {source.said})"
+        key = canonical_key(validate_key(text, where=where), where=where)
         return Workspace(
             root=self.settings.logical_root(key),
             source=source,
