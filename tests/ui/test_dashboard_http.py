@@ -160,7 +160,9 @@ def runtime_token(app, client, credential: str) -> str:
     """The form token the dashboard puts in `client`'s forms (bound to its pre-session cookie) for `credential`."""
     from starlette.routing import Mount
 
-    starlette_app = app.app.app  # CallsInFlight -> RequestShape -> the Starlette app
+    starlette_app = app
+    while not hasattr(starlette_app, "router"):  # the ASGI middleware around the Starlette app
+        starlette_app = starlette_app.app
     mount = next(r for r in starlette_app.router.routes if isinstance(r, Mount) and r.path == "/ui")
     assert mount.app.app is not None, "built on the first request to /ui"
     browser = client.cookies.get("homeport_ui_browser")
