@@ -4,8 +4,9 @@ Over HTTP every call runs on one of anyio's worker threads (40 by default, share
 call). 60 slow queries for one workspace used to take them all, so an unrelated write waited
 until the database pool's 10 s timeout let some go (10.8 s in the issue). And a result was
 fetched a hundred rows at a time before the byte cap looked at it: four 32 MiB values held
-686 MB. Now one workspace's queries hold a bounded number of threads (the rest are refused at
-once, with the reason), and rows are fetched as far as the byte cap needs them.
+686 MB. Now one workspace's queries hold a bounded number of threads (over HTTP the rest wait on
+the event loop: tests/projectdb/test_query_bursts.py), and rows are fetched as far as the byte
+cap needs them.
 """
 
 from __future__ import annotations

@@ -230,6 +230,7 @@ class CallPipeline:
         self._threaded = runtime.settings.transport == "http"
         # A PostgreSQL store waits on the network for every statement: its calls always go to a thread.
         self._store_on_loop = runtime.stores.postgres is None
+        self._database_limiters: dict[Path, anyio.CapacityLimiter] = {}
 
     # -- the edges
 
@@ -269,7 +270,20 @@ class CallPipeline:
                     return self.perform(route)
             except MustWait:
                 pass
-        return await anyio.to_thread.run_sync(self.perform, route)
+        # One workspace's project-database calls hold at most as many threads as its connections; the
+        # rest wait here on the loop, where waiting costs nothing, instead of being refused.
+        limiter = self._database_limiter(route)
+        return await anyio.to_thread.run_sync(self.perform, route, limiter=limiter)
+
+    def _database_limiter(self, route: Route) -> anyio.CapacityLimiter | None:
+        if route.spec.group != "db" or route.workspace is None:
+            return None  # the default limiter: anyio's shared pool of worker threads
+        root = route.workspace.root
+        limiter = self._database_limiters.get(root)
+        if limiter is None:
+            limiter = anyio.CapacityLimiter(self.runtime.databases.max_calls_per_workspace)
+            limiter = self._database_limiters.setdefault(root, limiter)
+        return limiter
 
     def call_blocking(
         self,

@@ -77,6 +77,7 @@ class ProjectDatabases:
         self._engine_cache: EngineCache | None = None
         self._lock = threading.Lock()
         # As many running calls as an engine's pool has connections, and as many waiting.
+        self.max_calls_per_workspace = max_calls_per_workspace
         self._slots = WorkspaceSlots(running=max_calls_per_workspace, waiting=max_calls_per_workspace)
         self._host_access: dict[tuple[str, str], tuple[float, HostAccess | None]] = {}
 
