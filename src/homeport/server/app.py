@@ -316,6 +316,24 @@ def _bearer_check(mcp: MCPServer) -> Any:
     )
 
 
+def _serve_owner_proof(mcp: MCPServer, secret: bytes) -> None:
+    """GET /owner-proof?nonce=N: this owner's proof that it is the instance registered with `secret` (its
+    pid, and an HMAC of the nonce, this connection's address and the pid; `registry.proof`). Front ends
+    ask it on each new connection before they send anything of a call. Open to anyone: the answer is
+    good for that nonce, this address and this pid only, and shows nothing of the secret."""
+    from homeport.registry.proof import PROOF_PATH, owner_address, proof_for, proof_key, valid_nonce
+
+    key, pid = proof_key(secret), os.getpid()
+
+    @mcp.custom_route(PROOF_PATH, methods=["GET"])  # type: ignore[untyped-decorator]
+    async def owner_proof(request: Request) -> JSONResponse:
+        nonce = request.query_params.get("nonce", "")
+        address = owner_address(request.scope.get("server"))
+        if not valid_nonce(nonce) or address is None:
+            return JSONResponse({"error": "send ?nonce= with 64 lowercase hex digits"}, status_code=400)
+        return JSONResponse({"pid": pid, "proof": proof_for(key, nonce, address, pid)})
+
+
 def build_http_app(mcp: MCPServer, runtime: Runtime, dashboard: DashboardFactory | None = None) -> CallsInFlight:
     """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
     dashboard at /ui when the composition root hands its factory in, and health at /healthz, with Host
@@ -336,6 +354,9 @@ def build_http_app(mcp: MCPServer, runtime: Runtime, dashboard: DashboardFactory
                 "errors": runtime.counts.errors,
             }
         )
+
+    if settings.owner_token_file is not None:
+        _serve_owner_proof(mcp, settings.owner_token_file.read_bytes())
 
     app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
