@@ -431,19 +431,38 @@ def client_checks(root: Path | None, executable: str | None) -> list[Check]:
             checks.append(Check("client", "warn", f"{client}: {path} is not readable JSON ({exc})", "fix the file"))
             continue
         for where, server in _homeport_servers(document):
-            checks.append(_server_check(client, path, where, server, executable))
-    checks += _hook_checks(root)
-    if not checks:
+            check = _server_check(client, path, where, server, executable)
+            if check.status == "ok" and root is not None and path.is_relative_to(root):
+                check = _project_check(check, client, root, server)
+            checks.append(check)
+    if not checks:  # a SessionStart hook alone gives the agent context, not the memory tools
         checks.append(
             Check(
                 "client",
                 "warn",
                 "no MCP client configuration found that starts homeport",
-                "connect a client: see `Connecting a client` in the README, "
-                "or `homeport hooks show cursor|vscode|codex`",
+                "connect a client: `homeport setup claude-code|vscode|cursor` in the project, "
+                "or `homeport hooks show codex`",
             )
         )
-    return checks
+    return checks + _hook_checks(root)
+
+
+def _project_check(check: Check, client: str, root: Path, server: dict[str, Any]) -> Check:
+    """A project's own entry whose `--workspace` names another directory serves that one, not this project."""
+    args = server.get("args")
+    if not isinstance(args, list) or "--workspace" not in args[:-1]:
+        return check
+    named = args[args.index("--workspace") + 1]
+    if not isinstance(named, str) or not os.path.isabs(named) or _same_file(named, str(root)):
+        return check
+    setup = {"Claude Code": "claude-code", "VS Code": "vscode", "Cursor": "cursor"}[client]
+    return Check(
+        "client",
+        "warn",
+        f"{check.detail}, but for the workspace {named}, not this project {root}",
+        f"run `homeport setup {setup}` in {root} (or correct --workspace by hand)",
+    )
 
 
 def _hook_checks(root: Path | None) -> list[Check]:

@@ -46,6 +46,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "copy": LazyCommand("homeport.cli.copy:copy", "Copy one workspace's memory between SQLite and PostgreSQL."),
     "migrate": LazyCommand("homeport.cli.migrate:migrate", "Bring a store's schema to this version's revision."),
     "models": LazyCommand("homeport.cli.models:models", "The embedding model of search by meaning."),
+    "setup": LazyCommand("homeport.cli.setup:setup", "Add Homeport to an MCP client's config for a project."),
     "doctor": LazyCommand("homeport.cli.doctor:doctor", "Check the install, workspace, store and client configs."),
     "trust": LazyCommand("homeport.cli.trust:trust", "Let this project's config send data off this machine."),
 }
