@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from homeport.cli._compose import domain_errors
-from homeport.errors import ConfigError, StoreError
+from homeport.errors import ConfigError
 
 if TYPE_CHECKING:
-    from homeport.store import Store
-    from homeport.store.copying import CopyProgress
+    from homeport.core.stores import CopyProgress, Store
 
 __all__ = ["copy"]
 
@@ -52,20 +49,19 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
     """
     from rich.console import Console
 
-    from homeport.store.copying import copy_memory
+    from homeport.core.stores import AdminStores, copy_key, copy_memory, shown_spec
 
-    paths = [Path(s.removeprefix("sqlite:")).expanduser().absolute() for s in (source, target) if _is_sqlite(s)]
-    workspace_key = key or (str(paths[0]) if paths else None)
+    workspace_key = copy_key(source, target, key)
     if workspace_key is None:
         raise click.UsageError("copying between two PostgreSQL stores needs --key")
-    opened: list[Any] = []
+    stores = AdminStores()
     shown = _ProgressDisplay(Console(stderr=True))
     dst: Store | None = None
     try:
-        src = _open(source, workspace_key, create=False, opened=opened)
+        src = stores.open(source, workspace_key, create=False)
         if src is None:
             raise ConfigError(f"{source} holds no memory for {workspace_key}; nothing to copy")
-        dst = _open(target, workspace_key, create=True, opened=opened)
+        dst = stores.open(target, workspace_key, create=True)
         assert dst is not None
         with shown, _StopBetweenBatches() as stop:
 
@@ -77,13 +73,12 @@ def copy(source: str, target: str, key: str | None, replace: bool) -> None:
     except KeyboardInterrupt:
         where = _kept(dst, shown)
         again = " ".join(
-            ["homeport copy --from", _shown(source), "--to", _shown(target), *(["--key", key] if key else [])]
+            ["homeport copy --from", shown_spec(source), "--to", shown_spec(target), *(["--key", key] if key else [])]
         )
         click.echo(f"interrupted: {where} copied and kept; to resume, run the same command again: {again}", err=True)
         raise click.exceptions.Exit(130) from None
     finally:
-        for thing in opened:
-            thing.close()
+        stores.close()
     sections = ", ".join(f"{n} {section}" for section, n in result["counts"].items() if n)
     resumed = f"; resumed after {result['resumed_from']} items a previous run copied" if result["resumed_from"] else ""
     click.echo(
@@ -124,14 +119,12 @@ class _StopBetweenBatches:
 def _kept(target: Store | None, shown: _ProgressDisplay) -> str:
     """What an interrupted copy kept, as its target's checkpoint says: Ctrl-C can land between a batch's
     commit and the count shown, and the message must name what the next run resumes from."""
-    from homeport.store.copy_state import read_checkpoint
+    from homeport.core.stores import copied_so_far
 
-    if target is not None:
-        with contextlib.suppress(StoreError):  # the interrupt may have broken the connection: the count shown
-            with target.read() as conn:
-                found = read_checkpoint(conn)
-            if found is not None:
-                return f"{found.done} of {found.total} items are"
+    # None too when the interrupt broke the connection: then the count shown.
+    found = copied_so_far(target) if target is not None else None
+    if found is not None:
+        return f"{found[0]} of {found[1]} items are"
     return f"{shown.state.committed} of {shown.state.total} items are" if shown.state else "what was committed is"
 
 
@@ -179,36 +172,3 @@ class _ProgressDisplay:
             self._tasks["verify"] = self._bar.add_task("verifying", total=None)
         elif state.stage == "verified" and "verify" in self._tasks:
             self._bar.update(self._tasks["verify"], total=1, completed=1)
-
-
-def _shown(spec: str) -> str:
-    if _is_sqlite(spec):
-        return spec
-    from homeport.store.postgres import shown_url
-
-    return shown_url(spec)
-
-
-def _is_sqlite(spec: str) -> bool:
-    return spec.startswith("sqlite:")
-
-
-def _open(spec: str, key: str, *, create: bool, opened: list[Any]) -> Store | None:
-    from homeport.store import Store
-
-    if _is_sqlite(spec):
-        root = Path(spec.removeprefix("sqlite:")).expanduser().absolute()
-        if not root.is_dir():
-            raise ConfigError(f"{spec}: {root} is not a directory; name the workspace (the folder holding .homeport/)")
-        store = Store.open(root, create=create, allow_unfinished_copy=create)
-        if store is not None:
-            opened.append(store)
-        return store
-    if spec.startswith(("postgresql:", "postgres:", "postgresql+")):
-        from homeport.store.postgres import PostgresStores
-
-        stores = PostgresStores(spec, pool_size=1)
-        opened.append(stores)
-        stores.check_revisions()
-        return stores.get(key, create=create, allow_unfinished_copy=create)
-    raise ConfigError(f"{spec!r} is not a store: use sqlite:PATH or postgresql://user@host/db")

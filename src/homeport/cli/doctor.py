@@ -3,7 +3,7 @@ project database and the client configurations, and say what to fix.
 
 Every check is read-only: the store is opened read-only (never created or migrated), the
 registry file is read without pruning it, the project database gets one `SELECT 1`. The store is
-the one `homeport serve` would use (`cli/_store.py`): a team server gets one read of the project's
+the one `homeport serve` would use (`core/stores.py`): a team server gets one read of the project's
 decisions with the project's token, a PostgreSQL store (--store, HOMEPORT_STORE) is asked for the
 workspace's schema and every workspace's revision.
 Exit status 0 when nothing failed (warnings allowed), 1 otherwise.
@@ -161,7 +161,7 @@ def workspace_check() -> tuple[Path | None, Check]:
 def store_check(root: Path, store_url: str | None = None) -> Check:
     """The store `homeport serve` would use for `root`: its team server, a PostgreSQL store, or its SQLite file."""
     from homeport.cli._compose import default_trust_file
-    from homeport.cli._store import locate_store
+    from homeport.core.stores import locate_store
 
     location = locate_store(root, store_url, default_trust_file())
     if location.kind == "unknown":
@@ -235,10 +235,8 @@ def team_check(root: Path) -> Check:
 def postgres_check(location: Any, store_url: str) -> Check:
     """The PostgreSQL store, read-only: reachable, this workspace's schema and revision, and no workspace
     at a revision this Homeport does not know (`serve` refuses such a database at start)."""
+    from homeport.core.stores import check_known_revision, database_workspaces, schema_revision
     from homeport.errors import StoreTooNewError
-    from homeport.store.database import SCHEMA_REVISION
-    from homeport.store.migrate import check_known
-    from homeport.store.postgres import PostgresStores
 
     if location.error is not None:
         return Check(
@@ -247,17 +245,14 @@ def postgres_check(location: Any, store_url: str) -> Check:
             location.error,
             "start PostgreSQL there, or correct the URL given with --store or HOMEPORT_STORE",
         )
-    stores = PostgresStores(store_url, pool_size=1)
     try:
-        registered = stores.registered()
+        registered = database_workspaces(store_url)
     except Exception as exc:  # the database went away since `locate_store` asked it
         return Check("store", "fail", str(exc), "start PostgreSQL there, or correct --store / HOMEPORT_STORE")
-    finally:
-        stores.close()
     where = f"{location.where}, schema {location.schema}"
     for key, (_, revision) in sorted(registered.items()):
         try:
-            check_known(revision, f"{location.where} (workspace {key})")
+            check_known_revision(revision, f"{location.where} (workspace {key})")
         except StoreTooNewError as exc:
             return Check(
                 "store",
@@ -267,11 +262,11 @@ def postgres_check(location: Any, store_url: str) -> Check:
             )
     if not location.exists:
         return Check("store", "ok", f"{where} not created yet (the first write creates it)")
-    if location.revision != SCHEMA_REVISION:
+    if location.revision != schema_revision():
         return Check(
             "store",
             "warn",
-            f"{where} is at schema revision {location.revision}; this Homeport uses {SCHEMA_REVISION}",
+            f"{where} is at schema revision {location.revision}; this Homeport uses {schema_revision()}",
             "run `homeport migrate --store URL` (or let the next call migrate it)",
         )
     return Check("store", "ok", f"{where} (schema revision {location.revision})")
@@ -281,9 +276,9 @@ def sqlite_check(root: Path) -> Check:
     """The store opened read-only: a regular file, `PRAGMA integrity_check`, the schema revision."""
     import sqlite3
 
-    from homeport.store.database import SCHEMA_REVISION, store_path_for
+    from homeport.core.stores import schema_revision, store_file
 
-    path = store_path_for(root)
+    path = store_file(root)
     try:
         if path.is_symlink() or (path.exists() and not path.is_file()):
             return Check(
@@ -314,11 +309,11 @@ def sqlite_check(root: Path) -> Check:
     revision = row[0] if row else None
     if revision is None:
         return Check("store", "fail", f"{path} is not a Homeport store (no schema revision)", "move it aside")
-    if revision != SCHEMA_REVISION:
+    if revision != schema_revision():
         return Check(
             "store",
             "warn",
-            f"{path} is at schema revision {revision}; this Homeport uses {SCHEMA_REVISION}",
+            f"{path} is at schema revision {revision}; this Homeport uses {schema_revision()}",
             "an older store is migrated on the next write; a newer one needs a newer Homeport",
         )
     return Check("store", "ok", f"{path} (integrity ok, schema revision {revision})")

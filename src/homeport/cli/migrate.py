@@ -22,31 +22,20 @@ def migrate(store_url: str | None) -> None:
     servers on a new release, or to check. A store at a revision newer than this version knows is
     refused (upgrade Homeport instead); several processes migrating at once apply each migration once.
     """
-    from homeport.store.database import SCHEMA_REVISION
+    from homeport.core.stores import migrate_database, migrate_workspace, schema_revision, shown_url, store_file
 
+    revision = schema_revision()
     if store_url:
-        from homeport.store.postgres import PostgresStores, shown_url
-
-        stores = PostgresStores(store_url, pool_size=1)
-        try:
-            stores.check_revisions()
-            before = stores.migrate_all()
-        finally:
-            stores.close()
-        moved = sorted(k for k, r in before.items() if r != SCHEMA_REVISION)
+        before = migrate_database(store_url)
+        moved = sorted(k for k, r in before.items() if r != revision)
         click.echo(
-            f"{shown_url(store_url)}: {len(before)} workspace(s) at revision {SCHEMA_REVISION}"
+            f"{shown_url(store_url)}: {len(before)} workspace(s) at revision {revision}"
             + (f"; migrated {len(moved)}: {', '.join(moved)}" if moved else "; nothing to migrate")
         )
         return
-    from homeport.store import Store, store_path_for
-
     ws = workspace_from_here()
-    path = store_path_for(ws.root)
-    if not path.exists():
-        click.echo(f"{path}: no store yet (created at revision {SCHEMA_REVISION} by the first write)")
+    path = migrate_workspace(ws.root)
+    if path is None:
+        click.echo(f"{store_file(ws.root)}: no store yet (created at revision {revision} by the first write)")
         return
-    store = Store.open(ws.root, create=True)
-    assert store is not None
-    store.close()
-    click.echo(f"{path}: at revision {SCHEMA_REVISION}")
+    click.echo(f"{path}: at revision {revision}")

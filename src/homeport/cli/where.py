@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from homeport.cli._compose import domain_errors, serve_settings, shell_path, store_option, workspace_options
-from homeport.cli._store import locate_store
 from homeport.core.resolution import build_resolver
+from homeport.core.stores import locate_store
 from homeport.errors import HomeportError
 from homeport.mesh.forwarding import Forwarder
 from homeport.registry import InstanceRegistry
