@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import platformdirs
 
+from homeport.core.credentials import DIRECTORY_FILENAME
 from homeport.core.settings import ServeSettings
 from homeport.errors import HomeportError
 from homeport.workspace import CLIENT_ENV_VARS
@@ -173,7 +174,7 @@ def serve_settings(
         client_env={k: os.environ[k] for k in CLIENT_ENV_VARS if os.environ.get(k)},
         tool_groups=_tool_groups(tools),
         data_dir=(data_dir or default_data_dir()).absolute(),
-        directory_file=(directory_file or (data_dir or default_data_dir()) / "directory.toml").absolute(),
+        directory_file=(directory_file or (data_dir or default_data_dir()) / DIRECTORY_FILENAME).absolute(),
         agent=agent or None,
         auth=auth,
         environ=dict(os.environ),

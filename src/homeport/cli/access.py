@@ -13,14 +13,13 @@ from rich.table import Table
 
 from homeport.cli._compose import data_dir_option, default_data_dir, domain_errors
 from homeport.cli._lazy import HelpfulGroup
-from homeport.files.directory import Directory, DirectoryFile
-from homeport.files.tokens import TokenStore
+from homeport.core.credentials import Directory, DirectoryFile, TokenStore, directory_file, token_store
 
 __all__ = ["directory", "tokens"]
 
 
-def _directory_file(data_dir: Path | None, directory_file: Path | None) -> DirectoryFile:
-    return DirectoryFile(directory_file or (data_dir or default_data_dir()) / "directory.toml")
+def _directory_file(data_dir: Path | None, path: Path | None) -> DirectoryFile:
+    return directory_file(data_dir or default_data_dir(), path)
 
 
 def _show(d: Directory, as_json: bool) -> None:
@@ -178,7 +177,7 @@ def tokens() -> None:
 
 
 def _token_store(data_dir: Path | None) -> TokenStore:
-    return TokenStore((data_dir or default_data_dir()) / "tokens.json")
+    return token_store(data_dir or default_data_dir())
 
 
 @tokens.command("add")

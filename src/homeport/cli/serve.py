@@ -22,7 +22,6 @@ from homeport.cli._compose import (
     workspace_options,
 )
 from homeport.cli.ownership import own_workspaces, state_dir_option
-from homeport.files.tokens import TokenStore
 from homeport.workspace import CallInputs
 
 if TYPE_CHECKING:
@@ -364,6 +363,8 @@ def _say_roots(runtime: Runtime, params: dict[str, Any]) -> None:
 
 
 def _banner(runtime: Runtime) -> str:
+    from homeport.core.credentials import has_tokens
+
     s = runtime.settings
     serving = "serving workspaces under " + ", ".join(str(p) for p in runtime.resolver.settings.guard.allow_roots)
     if s.logical_workspaces:
@@ -376,11 +377,11 @@ def _banner(runtime: Runtime) -> str:
         access = f"JWTs from {s.jwt_issuer} required"
     if s.access_rules_file is not None:
         access += f", access rules {s.access_rules_file}"
-    if s.auth and s.auth_method == "tokens" and s.tokens_file is not None and not TokenStore(s.tokens_file).list():
+    if s.auth and s.auth_method == "tokens" and s.tokens_file is not None and not has_tokens(s.tokens_file):
         access += " (none minted yet: `homeport tokens add AGENT`)"
     note = ""
     if s.store_url:
-        from homeport.store.postgres import shown_url
+        from homeport.core.stores import shown_url
 
         access += f"; memory in {shown_url(s.store_url)}"
     if s.host in ("0.0.0.0", "::") and not s.public_urls:

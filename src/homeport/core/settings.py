@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from homeport.core.credentials import TOKENS_FILENAME
+
 __all__ = ["ServeSettings", "data_dir_of"]
 
 
@@ -81,7 +83,7 @@ class ServeSettings:
 
     @property
     def tokens_file(self) -> Path | None:
-        return self.data_dir / "tokens.json" if self.data_dir else None
+        return self.data_dir / TOKENS_FILENAME if self.data_dir else None
 
 
 def data_dir_of(settings: ServeSettings) -> Path:
