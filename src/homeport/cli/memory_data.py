@@ -14,13 +14,11 @@ from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, json_or_text, memory_tool, parse_json
 from homeport.cli.task_context import show_task_context
-from homeport.store import custom_data as data_store
-from homeport.store import task_context as task_context_store
-from homeport.store.contexts import ContextKind
+from homeport.core.vocabulary import GLOSSARY_CATEGORY, MAX_TASK_BUDGET, MIN_TASK_BUDGET, ContextKind
 
 __all__ = ["context", "data", "glossary"]
 
-GLOSSARY = data_store.GLOSSARY_CATEGORY
+GLOSSARY = GLOSSARY_CATEGORY
 
 
 # -- custom data -------------------------------------------------------------------------------
@@ -182,7 +180,7 @@ class _JsonObject(click.ParamType):  # type: ignore[type-arg]  # generic only in
     "--budget",
     default=2000,
     show_default=True,
-    type=click.IntRange(task_context_store.MIN_BUDGET, task_context_store.MAX_BUDGET),
+    type=click.IntRange(MIN_TASK_BUDGET, MAX_TASK_BUDGET),
     help="With --task: the most tokens the answer may take (estimated as UTF-8 bytes / 4).",
 )
 @memory_tool

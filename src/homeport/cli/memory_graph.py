@@ -10,10 +10,7 @@ from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, snippet, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
-from homeport.store import links as link_store
-from homeport.store import search as search_store
-from homeport.store.contexts import ContextKind
-from homeport.store.items import ITEM_TYPES
+from homeport.core.vocabulary import ITEM_TYPES, MAX_LINK_DEPTH, SEARCHABLE_TYPES, ContextKind
 
 __all__ = ["activity", "history", "link", "links", "search"]
 
@@ -68,9 +65,7 @@ def link(
 @click.command()
 @click.argument("item_type", metavar="TYPE", type=_ITEM_TYPE)
 @click.argument("item_id", metavar="ID", type=int)
-@click.option(
-    "--depth", default=1, show_default=True, type=click.IntRange(1, link_store.MAX_DEPTH), help="Hops to walk."
-)
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, MAX_LINK_DEPTH), help="Hops to walk.")
 @click.option("--relationship", help="Only links with this relationship.")
 @click.option("--linked-type", type=_ITEM_TYPE, help="Only linked items of this type.")
 @memory_tool
@@ -114,7 +109,7 @@ def links(
     "--type",
     "types",
     multiple=True,
-    type=click.Choice(search_store.SEARCHABLE_TYPES),
+    type=click.Choice(SEARCHABLE_TYPES),
     help="Only this item type (repeatable).",
 )
 @click.option("--tag", "tags_any", multiple=True, metavar="TAG", help="Only items with this tag (repeatable).")

@@ -12,7 +12,7 @@ from rich.tree import Tree
 from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line, empty_line, item_table, status, tags, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
-from homeport.store import progress as progress_store
+from homeport.core.vocabulary import COMMON_STATUSES
 
 __all__ = ["decisions", "patterns", "progress"]
 
@@ -22,7 +22,7 @@ _TAG = click.option(
 _ALL_TAGS = click.option(
     "--all-tags", "tags_all", multiple=True, metavar="TAG", help="Only items with every one of these tags (repeatable)."
 )
-_STATUSES = ", ".join(progress_store.COMMON_STATUSES)
+_STATUSES = ", ".join(COMMON_STATUSES)
 
 
 # -- decisions ---------------------------------------------------------------------------------

@@ -10,8 +10,7 @@ from rich.text import Text
 
 from homeport.cli._output import confirm_line, item_table
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool, parse_json
-from homeport.store import batch as batch_store
-from homeport.store import transfer as transfer_store
+from homeport.core.vocabulary import BATCH_TYPES, DEFAULT_EXPORT_DIR
 from homeport.workspace import Workspace
 
 __all__ = ["batch", "export", "import_", "schema"]
@@ -28,9 +27,7 @@ _DIR_HELP = "relative to the current directory; it must lie inside the workspace
     show_default=True,
     help="json round-trips exactly; markdown reads well and imports back.",
 )
-@click.option(
-    "--output", metavar="DIR", help=f"Where to write (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}"
-)
+@click.option("--output", metavar="DIR", help=f"Where to write (default {DEFAULT_EXPORT_DIR}); {_DIR_HELP}")
 @memory_tool
 def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None) -> None:
     """Write the memory as files, one per item type.
@@ -53,7 +50,7 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     "--input",
     "input_dir",
     metavar="DIR",
-    help=f"The export to read (default {transfer_store.DEFAULT_EXPORT_DIR}); {_DIR_HELP}",
+    help=f"The export to read (default {DEFAULT_EXPORT_DIR}); {_DIR_HELP}",
 )
 @click.option(
     "--mode",
@@ -86,7 +83,7 @@ def import_(
 
     def confirm(workspace: Workspace) -> None:
         if mode == "replace" and not yes and not dry_run:
-            shown = source or transfer_store.DEFAULT_EXPORT_DIR
+            shown = source or DEFAULT_EXPORT_DIR
             click.confirm(
                 f"Replace the whole memory of {workspace.root} with the export in {shown}?", abort=True, err=True
             )
@@ -112,7 +109,7 @@ def import_(
 
 
 @click.command()
-@click.argument("item_type", metavar="TYPE", type=click.Choice(list(batch_store.BATCH_FIELDS)))
+@click.argument("item_type", metavar="TYPE", type=click.Choice(list(BATCH_TYPES)))
 @click.argument("items_file", metavar="FILE", type=click.File("r", encoding="utf-8"))
 @allow_secrets_option
 @memory_tool
