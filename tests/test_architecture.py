@@ -139,6 +139,25 @@ def test_the_dashboard_reads_and_writes_memory_only_through_the_tool_pipeline():
         assert hits(imports_of(module), (*forbidden, "sqlalchemy")) == [], module
 
 
+def names_imported_by(path: Path) -> set[str]:
+    """Every module `path` names in an import, `from homeport import store` as `homeport.store` too."""
+    names = imports_of(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_the_shell_and_the_dashboard_reach_stores_and_file_areas_only_through_the_core():
+    # Opening a store, choosing its backend (a SQLite file or a PostgreSQL URL) and reading its location are
+    # written once: core/runtime.py for the tools, core/stores.py for the admin commands (where, doctor, migrate,
+    # copy); the token store and the directory file in core/credentials.py; the memory's vocabulary in
+    # core/vocabulary.py. A command that opened a store itself would be a second door beside them.
+    for package in ("cli", "ui"):
+        for module in modules_in(package):
+            assert hits(names_imported_by(module), ("homeport.store", "homeport.files")) == [], module
+
+
 TRANSPORTS = ("mcp", "mcp_types", "starlette", "uvicorn", "sse_starlette")
 ADAPTERS = ("homeport.server", "homeport.cli", "homeport.ui")
 
