@@ -21,6 +21,7 @@ def test_project_databases_methods_and_their_parameters():
             "environ",
             "trust_workspace_config",
             "approves_remote",
+            "approves_environment",
             "refuse_host_file_access",
             "max_idle_seconds",
             "max_engines",

@@ -42,10 +42,11 @@ class _Asked:
     database: str | None  # the database off this machine, described without its password
     database_hosts: tuple[str, ...]
     database_note: str | None  # why the database could not be read, if it could not
+    environment: tuple[str, ...]  # variables of the user's environment its database configuration reads
 
     @property
     def anything(self) -> bool:
-        return self.team_url is not None or bool(self.database_hosts)
+        return self.team_url is not None or bool(self.database_hosts) or bool(self.environment)
 
 
 @click.command()
@@ -142,7 +143,7 @@ def _asked(root: Path) -> _Asked:
             f"{team.config_path} names the team server {team.url} but the project has no key ({found.detail}); "
             'add project = "owner/name" to that file, then trust it'
         )
-    database, hosts, note = _database_off_this_machine(root)
+    database, hosts, note, environment = _database_off_this_machine(root)
     return _Asked(
         root=root,
         config_path=root / CONFIG_FILE,
@@ -154,28 +155,33 @@ def _asked(root: Path) -> _Asked:
         database=database,
         database_hosts=hosts,
         database_note=note,
+        environment=environment,
     )
 
 
-def _database_off_this_machine(root: Path) -> tuple[str | None, tuple[str, ...], str | None]:
+def _database_off_this_machine(
+    root: Path,
+) -> tuple[str | None, tuple[str, ...], str | None, tuple[str, ...]]:
+    """The database off this machine (described), its hosts, why it could not be read, and the variables
+    of the user's environment its configuration reads."""
     from homeport.projectdb import discover_database
     from homeport.projectdb._trust import hosts_off_this_machine
 
     try:
         source = discover_database(root, dict(os.environ))
     except DatabaseNotConfiguredError:
-        return None, (), None
+        return None, (), None, ()
     except HomeportError as exc:
-        return None, (), exc.message
+        return None, (), exc.message, ()
     hosts = hosts_off_this_machine(source.url)
-    return (source.describe() if hosts else None), hosts, None
+    return (source.describe() if hosts else None), hosts, None, source.environment
 
 
 def _grant(book: TrustBook, asked: _Asked, token: str, as_json: bool) -> None:
     if not asked.anything:
         message = (
-            f"Nothing to trust in {asked.root}: its configuration names no team server and no database off "
-            "this machine, so it is used as it is."
+            f"Nothing to trust in {asked.root}: its configuration names no team server, no database off "
+            "this machine and no variable of your environment, so it is used as it is."
         )
         if asked.database_note:
             message += f" (The project database could not be read: {asked.database_note})"
@@ -192,6 +198,7 @@ def _grant(book: TrustBook, asked: _Asked, token: str, as_json: bool) -> None:
         token=token if asked.team_url else "none",
         database_hosts=asked.database_hosts,
         trusted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        environment=asked.environment,
     )
     book.grant(record)
     if as_json:
@@ -215,6 +222,9 @@ def _what(asked: _Asked, record: TrustRecord) -> list[tuple[str, str]]:
         rows.append(("token", _token_line(record, asked)))
     if asked.database:
         rows.append(("database", f"{asked.database}: its credentials go to {', '.join(asked.database_hosts)}"))
+    if asked.environment:
+        named = ", ".join(f"${{{name}}}" for name in asked.environment)
+        rows.append(("environment", f"its database configuration reads {named} from your environment"))
     return rows
 
 

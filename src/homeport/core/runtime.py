@@ -128,6 +128,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
             trust_workspace_config=_trusts_workspace_config(settings),
             # stdio: the user's own workspaces, but a database off this machine only once they trusted it.
             approves_remote=trust.approves_database_hosts if settings.trust_workspace_config is None else None,
+            approves_environment=trust.approves_environment if settings.trust_workspace_config is None else None,
             # Remote callers never get an account that reaches the host's files, unless the operator says so.
             refuse_host_file_access=settings.transport == "http" and not settings.allow_database_file_access,
         ),

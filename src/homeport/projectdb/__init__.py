@@ -64,6 +64,7 @@ class ProjectDatabases:
         *,
         trust_workspace_config: bool = True,
         approves_remote: Callable[[Path, tuple[str, ...]], bool] | None = None,
+        approves_environment: Callable[[Path, tuple[str, ...]], bool] | None = None,
         refuse_host_file_access: bool = False,
         max_idle_seconds: float = 300,
         max_engines: int = 32,
@@ -72,6 +73,7 @@ class ProjectDatabases:
         self._environ = dict(environ)
         self.trust_workspace_config = trust_workspace_config
         self.approves_remote = approves_remote
+        self.approves_environment = approves_environment
         self._max_idle_seconds, self._max_engines = max_idle_seconds, max_engines
         self.refuse_host_file_access = refuse_host_file_access
         self._engine_cache: EngineCache | None = None
@@ -94,6 +96,7 @@ class ProjectDatabases:
             self._environ,
             trust_workspace_config=self.trust_workspace_config,
             approves_remote=self.approves_remote,
+            approves_environment=self.approves_environment,
         )
 
     def get_tables(self, root: Path) -> dict[str, Any]:

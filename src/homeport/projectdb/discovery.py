@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -83,6 +83,8 @@ class DatabaseSource:
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     # Set when the workspace's config asked for writes and this server does not trust it to.
     writes_off_because: str | None = None
+    # The variables of the caller's environment its configuration read (${NAME}), never their values.
+    environment: tuple[str, ...] = ()
 
     @property
     def backend(self) -> str:
@@ -104,6 +106,7 @@ def discover_database(
     *,
     trust_workspace_config: bool = True,
     approves_remote: Callable[[Path, tuple[str, ...]], bool] | None = None,
+    approves_environment: Callable[[Path, tuple[str, ...]], bool] | None = None,
 ) -> DatabaseSource:
     """The development database of the workspace at `root`.
 
@@ -112,7 +115,10 @@ def discover_database(
     be on this machine (see `_trust`), and ``allow_writes`` is not honoured (the source says why
     in `writes_off_because`). With `approves_remote` (stdio: the user's trust records), a database
     off this machine is opened only when `approves_remote(root, hosts)` says the user allowed
-    those hosts for this project (`homeport trust`): its credentials would leave the machine.
+    those hosts for this project (`homeport trust`): its credentials would leave the machine. With
+    `approves_environment`, the configuration's ``${NAME}`` may read a variable of `environ` only when
+    `approves_environment(root, names)` says the user allowed it: a repository must not pick which of
+    the user's secrets to put into a URL whose parts an agent can read back.
 
     Raises:
         DatabaseNotConfiguredError: no place names a database; the message lists every place
@@ -122,7 +128,7 @@ def discover_database(
             the workspace, or (with `approves_remote`) a host off this machine the user has not
             allowed for this project.
     """
-    places = _Places(root, environ if trust_workspace_config else {})
+    places = _Places(root, _Read(environ) if trust_workspace_config else _Read({}))
     looked: list[str] = []
     for probe in (_from_config, _from_database_url, _from_laravel, _from_rails, _from_django):
         found = probe(places)
@@ -133,13 +139,47 @@ def discover_database(
         settings = dict(places.settings)
         if trust_workspace_config and approves_remote is not None:
             _require_trusted_hosts(url, root, origin, approves_remote)
+        names = tuple(sorted(places.environ.names))
+        if names and approves_environment is not None and not approves_environment(root, names):
+            _refuse_untrusted_environment(names, root, origin)
         if not trust_workspace_config:
             require_local_database(url, root, origin)
             if settings["allow_writes"]:
                 settings["allow_writes"] = False
                 settings["writes_off_because"] = _UNTRUSTED_WRITES
-        return DatabaseSource(url=url, origin=origin, **settings)
+        return DatabaseSource(url=url, origin=origin, environment=names, **settings)
     raise DatabaseNotConfiguredError(_not_found_message(root, looked))
+
+
+class _Read(Mapping[str, str]):
+    """The caller's environment, remembering which variables were read (found) from it."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.names: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        value = self._environ[name]
+        self.names.add(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        return len(self._environ)
+
+
+def _refuse_untrusted_environment(names: tuple[str, ...], root: Path, origin: str) -> None:
+    from homeport.workspace.trust import trust_command
+
+    named = ", ".join(f"${{{name}}}" for name in names)
+    raise DatabaseNotAllowedError(
+        f"{origin} reads {named} from your environment; a project's configuration reads your environment "
+        f"only once you trust it (a repository must not choose which of your secrets go into a database URL "
+        f"an agent can read back): waiting for trust. If you trust it, run `{trust_command(root)}`; or put "
+        "the value in the project's own .env"
+    )
 
 
 def _require_trusted_hosts(
@@ -160,7 +200,7 @@ def _require_trusted_hosts(
 class _Places:
     """The files of one workspace that can name its database, each read at most once."""
 
-    def __init__(self, root: Path, environ: Mapping[str, str]) -> None:
+    def __init__(self, root: Path, environ: _Read) -> None:
         self.root = root
         self.environ = environ
 

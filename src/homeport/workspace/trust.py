@@ -57,13 +57,15 @@ class TrustRecord:
     token: str  # "env:VAR", "keyring" or "none"
     database_hosts: tuple[str, ...]
     trusted_at: str
+    # Variables of the user's environment the project's database configuration may read (${NAME}).
+    environment: tuple[str, ...] = ()
 
     @property
     def token_env(self) -> str | None:
         return self.token[len("env:") :] if self.token.startswith("env:") else None
 
     def describe(self) -> dict[str, Any]:
-        return {**asdict(self), "database_hosts": list(self.database_hosts)}
+        return {**asdict(self), "database_hosts": list(self.database_hosts), "environment": list(self.environment)}
 
 
 def config_digest(root: Path) -> str | None:
@@ -147,6 +149,15 @@ class TrustBook:
         record = self.current(root)
         return record is not None and set(hosts) <= set(record.database_hosts)
 
+    def approves_environment(self, root: Path, names: tuple[str, ...]) -> bool:
+        """Whether the user allowed the project at `root` to read each of `names` from their environment.
+
+        Raises:
+            ConfigError: as `current`.
+        """
+        record = self.current(root)
+        return record is not None and set(names) <= set(record.environment)
+
     def grant(self, record: TrustRecord) -> None:
         """Record `record`, replacing any earlier one for its root.
 
@@ -216,6 +227,9 @@ def _record(root: str, fields: dict[str, Any]) -> TrustRecord:
     hosts = fields.get("database_hosts", [])
     if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
         raise TypeError(f"{root}: database_hosts must be a list of host names")
+    names = fields.get("environment", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{root}: environment must be a list of variable names")
     token = fields["token"]
     if not isinstance(token, str) or not (token in ("keyring", "none") or token.startswith("env:")):
         raise TypeError(f"{root}: token must be env:VAR, keyring or none")
@@ -227,6 +241,7 @@ def _record(root: str, fields: dict[str, Any]) -> TrustRecord:
         token=token,
         database_hosts=tuple(hosts),
         trusted_at=str(fields.get("trusted_at", "")),
+        environment=tuple(names),
     )
 
 
