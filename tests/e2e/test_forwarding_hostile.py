@@ -155,8 +155,9 @@ async def test_an_impostor_that_takes_the_port_of_an_owner_a_front_end_was_using
             kill(owner.process)
     for n, result in enumerate(results):
         assert_acknowledged_only_if_stored(result, project, f"canary {n}")
-    assert not results[1].is_error  # the first failure pruned the impostor: the next call is served here
-    assert "owner_unproven" in error_text(results[0]) if results[0].is_error else True
+    # The impostor cannot prove it is the owner: nothing was sent, so the call is served here at once,
+    # and so is the next one.
+    assert not results[0].is_error and not results[1].is_error, [error_text(r) for r in results if r.is_error]
     assert _registered(state, owner.pid) is None
 
 

@@ -45,6 +45,7 @@ from homeport.core.secret_gate import SecretGate
 from homeport.errors import (
     InvalidArgumentError,
     LogicalWorkspaceError,
+    OwnerUnprovenError,
     PermissionDeniedError,
     StoreError,
     UnknownArgumentError,
@@ -252,7 +253,12 @@ class CallPipeline:
             inputs = attached
         if not self._threaded:  # stdio: one client, and a thread hop would cost more than most reads
             route = self.decide(spec, arguments, request, inputs)
-            return await self._leave(route) if route.to != "here" else self.perform(route)
+            if route.to != "here":
+                try:
+                    return await self._leave(route)
+                except OwnerUnprovenError:
+                    route.to, route.owner = "here", None  # nothing was sent, and the entry is gone: served here
+            return self.perform(route)
         # HTTP: decided on the loop (resolution is a few stat calls, less than a thread hop), unless a
         # step of it could wait (`loop_calls`: a registry that changed); then on a worker thread.
         try:
@@ -261,7 +267,10 @@ class CallPipeline:
         except MustWait:
             route = await anyio.to_thread.run_sync(self.decide, spec, arguments, request, inputs)
         if route.to != "here":
-            return await self._leave(route)
+            try:
+                return await self._leave(route)
+            except OwnerUnprovenError:
+                route.to, route.owner = "here", None  # nothing was sent, and the entry is gone: served here
         if route.spec.needs is Needs.STORE and self._store_on_loop:
             # A memory call on SQLite runs here on the loop unless a step of it could wait: then, before it
             # has changed anything, it is performed again from the start on a worker thread.
@@ -307,9 +316,13 @@ class CallPipeline:
             return _alias_shaped_dict(route, self._team_answer(route))
         if route.to == "owner":
             owned, owner = self._owner(route)
-            result = self._forwarder.forward_blocking(owned, owner, self._root(route), **self._carried(route))
-            answer: dict[str, Any] = self._as_resolved_here(route, owners_answer(result))
-            return _alias_shaped_dict(route, answer)
+            try:
+                result = self._forwarder.forward_blocking(owned, owner, self._root(route), **self._carried(route))
+            except OwnerUnprovenError:
+                route.to, route.owner = "here", None  # nothing was sent, and the entry is gone: served here
+            else:
+                answer: dict[str, Any] = self._as_resolved_here(route, owners_answer(result))
+                return _alias_shaped_dict(route, answer)
         return self.perform(route)
 
     # -- decide
