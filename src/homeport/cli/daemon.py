@@ -295,7 +295,12 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
         port=0,
         state_dir=paths.directory.parent,
     )
-    settings = dataclasses.replace(settings, public_urls=(SOCKET_HOST_URL,), owner_token_file=secret_file)
+    # Its callers are this user's own front ends and shell commands (a socket only the user can reach,
+    # and front ends that check the daemon's proof): a database account that reaches the host's files is
+    # warned about, as over stdio, not refused as for the remote callers of `serve --http`.
+    settings = dataclasses.replace(
+        settings, public_urls=(SOCKET_HOST_URL,), owner_token_file=secret_file, allow_database_file_access=True
+    )
     runtime = build_runtime(settings)
     try:
         with _listening(paths.socket) as sock:
