@@ -155,7 +155,8 @@ def search(
 
     def render(console: Console, r: Result) -> None:
         if r.get("note"):
-            console.print(r["note"], style="dim", soft_wrap=True)
+            # Plain text: as markup, rich would take `homeport[semantic]` of the install hint for a style tag.
+            console.print(r["note"], style="dim", soft_wrap=True, markup=False, highlight=False)
         if r.get("not_yet_embedded"):
             console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: only found by words", style="dim")
         if not r["results"]:
