@@ -5,6 +5,7 @@ opened stores and files themselves."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -91,3 +92,23 @@ def test_tokens_and_the_directory_are_the_files_the_server_reads(tmp_path: Path)
     assert settings.directory_file is not None and "ada" in settings.directory_file.read_text(encoding="utf-8")
     listed = json.loads(runner.invoke(cli, ["tokens", "list", "--json", *data]).output)
     assert [t["agent_id"] for t in listed] == ["ada"]
+
+
+def test_the_http_start_up_line_says_when_no_token_was_minted_and_hides_the_store_password(tmp_path: Path) -> None:
+    from homeport.cli.serve import _banner
+    from homeport.core.runtime import build_runtime
+
+    settings = ServeSettings(
+        transport="http", cwd=tmp_path, allow_roots=(tmp_path,), home=tmp_path, data_dir=tmp_path / "data", auth=True
+    )
+    runtime = build_runtime(settings)
+    try:
+        assert "bearer tokens required (none minted yet: `homeport tokens add AGENT`)" in _banner(runtime)
+        assert CliRunner().invoke(cli, ["tokens", "add", "ada", "--data-dir", str(tmp_path / "data")]).exit_code == 0
+        assert "none minted yet" not in _banner(runtime)
+        # The line only reads the URL: a runtime whose settings name a PostgreSQL store opens nothing here.
+        with_store = dataclasses.replace(settings, store_url="postgresql://homeport:s3cret@db/homeport")
+        shown = _banner(dataclasses.replace(runtime, settings=with_store))
+        assert "; memory in postgresql://homeport:***@db/homeport" in shown and "s3cret" not in shown
+    finally:
+        runtime.close()
