@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["UntrustedPathError", "check_directory", "read_trusted_bytes"]
+__all__ = ["UntrustedPathError", "check_directory", "read_trusted_bytes", "read_trusted_file"]
 
 _GROUP_OTHER_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _GROUP_OTHER_ANY = 0o077
@@ -68,7 +68,23 @@ def check_directory(path: Path | str, *, private: bool = False) -> None:
         _check_ancestor(ancestor, os.stat(ancestor), uid)
 
 
-def read_trusted_bytes(path: Path | str, *, private: bool = False) -> bytes | None:
+def read_trusted_file(path: Path | str, *, private: bool = False, max_bytes: int = MAX_BYTES) -> bytes | None:
+    """`read_trusted_bytes`, after checking the file's directory (and those above it) with `check_directory`:
+    whoever may write the directory may put another file in its place.
+
+    Raises:
+        UntrustedPathError: as `check_directory` and `read_trusted_bytes`.
+        OSError: the file could not be read.
+    """
+    path = Path(path)
+    try:
+        check_directory(path.parent)
+    except FileNotFoundError:
+        return None
+    return read_trusted_bytes(path, private=private, max_bytes=max_bytes)
+
+
+def read_trusted_bytes(path: Path | str, *, private: bool = False, max_bytes: int = MAX_BYTES) -> bytes | None:
     """The content of the file at `path` if it is a file of this user's that no one else can change
     (with `private`, nor read); None if there is none.
 
@@ -93,13 +109,13 @@ def read_trusted_bytes(path: Path | str, *, private: bool = False) -> bytes | No
                 path, "is not a regular file (a FIFO, a device or a directory)", f"remove it (rm {path})"
             )
         _check_own(path, info, os.geteuid(), private=private, kind="file")
-        if info.st_size > MAX_BYTES:
-            raise UntrustedPathError(path, f"is larger than {MAX_BYTES} bytes", f"remove it (rm {path})")
+        if info.st_size > max_bytes:
+            raise UntrustedPathError(path, f"is larger than {max_bytes} bytes", f"remove it (rm {path})")
         chunks: list[bytes] = []
         while chunk := os.read(fd, 65536):
             chunks.append(chunk)
-            if sum(map(len, chunks)) > MAX_BYTES:
-                raise UntrustedPathError(path, f"is larger than {MAX_BYTES} bytes", f"remove it (rm {path})")
+            if sum(map(len, chunks)) > max_bytes:
+                raise UntrustedPathError(path, f"is larger than {max_bytes} bytes", f"remove it (rm {path})")
         return b"".join(chunks)
     finally:
         os.close(fd)

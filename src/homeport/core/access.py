@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from homeport._trusted_files import UntrustedPathError, read_trusted_file
 from homeport.core.file_access import DirectoryCache
 from homeport.errors import ConfigError, InvalidWorkspaceError, ToolNotAllowedError, WorkspaceAccessDeniedError
 from homeport.policy.access_rules import (
@@ -59,7 +60,13 @@ class AccessRulesFile:
         with self._lock:
             if stamp != self._stamp:
                 try:
-                    text = self.path.read_text(encoding="utf-8")
+                    # Whoever may write it (or its directory) may allow themselves anything.
+                    raw = read_trusted_file(self.path)
+                    if raw is None:
+                        raise FileNotFoundError(self.path)
+                    text = raw.decode("utf-8")
+                except UntrustedPathError as exc:
+                    raise ConfigError(f"access rules {exc}; every call is refused until then") from None
                 except (OSError, UnicodeDecodeError) as exc:
                     raise ConfigError(
                         f"access rules {self.path} cannot be read ({exc}); every call is refused"

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, Literal
 
+from homeport._trusted_files import UntrustedPathError, read_trusted_file
 from homeport.errors import ConfigError, FileAreaError
 from homeport.files._atomic import locked, write_atomically
 
@@ -394,13 +395,15 @@ class DirectoryFile:
     def load(self) -> Directory:
         """Raises: ConfigError: the file is missing, unreadable or invalid."""
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(
-                f"directory file {self.path} does not exist; create it by adding an organization"
-            ) from None
+            # Whoever may write it (or its directory) may grant themselves every folder and workspace.
+            raw = read_trusted_file(self.path)
+            text = raw.decode("utf-8") if raw is not None else None
+        except UntrustedPathError as exc:
+            raise ConfigError(f"directory file {exc}; nothing is granted from it until then") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"could not read directory file {self.path}: {exc}") from exc
+        if text is None:
+            raise ConfigError(f"directory file {self.path} does not exist; create it by adding an organization")
         return Directory.from_toml(text, source=str(self.path))
 
     def add_organization(self, org: str) -> Directory:

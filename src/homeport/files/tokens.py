@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from homeport._trusted_files import UntrustedPathError, read_trusted_file
 from homeport.errors import ConfigError
 from homeport.files._atomic import locked, write_atomically
 from homeport.files.directory import check_id
@@ -32,6 +33,7 @@ __all__ = ["TOKEN_PREFIX", "TokenStore"]
 TOKEN_PREFIX = "hp_"
 _FILE_MODE = 0o600
 _FORMAT_VERSION = 1
+_MAX_FILE_BYTES = 64 * 1024 * 1024  # a token is a ~200-byte entry: room for a very large team
 
 
 def _short(exc: BaseException) -> str:
@@ -123,14 +125,17 @@ class TokenStore:
 
     def _read(self) -> builtins.list[dict[str, Any]]:
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
+            # Whoever may write it (or its directory) may add a token of their own and call as any agent.
+            raw = read_trusted_file(self.path, max_bytes=_MAX_FILE_BYTES)
+        except UntrustedPathError as exc:
+            raise ConfigError(f"token file {exc}; every call with a token is refused until then") from None
         except OSError as exc:
             raise ConfigError(
                 f"could not read token file {self.path}: {exc.strerror or exc}; make it a file the server "
                 "can read, or move it away and mint new tokens"
             ) from exc
+        if raw is None:
+            return []
         try:
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict) or data.get("version") != _FORMAT_VERSION:
