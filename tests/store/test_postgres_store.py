@@ -198,6 +198,7 @@ def test_migrate_brings_every_workspace_to_head_and_says_so(store_postgres_url):
         conn.execute(f"DROP TABLE {schema}.item_writers")
         conn.execute(f"DROP TABLE {schema}.item_vectors")
         conn.execute(f"DROP TABLE {schema}.copy_checkpoint")
+        conn.execute(f"DROP TABLE {schema}.item_versions")
         conn.execute(f"UPDATE {schema}.alembic_version SET version_num = '0002'")
         conn.execute("UPDATE homeport.workspaces SET revision = '0002'")
     done = subprocess.run([HOMEPORT, "migrate", "--store", url], capture_output=True, text=True, timeout=60)

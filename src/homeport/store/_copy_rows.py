@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, insert
 
 from homeport.errors import InvalidItemError
-from homeport.store import provenance
+from homeport.store import provenance, versions
 from homeport.store import search as search_index
 from homeport.store._common import normalize_tags
 from homeport.store.custom_data import checked_custom_data
@@ -184,3 +184,13 @@ def write_items(conn: Connection, checked: Sequence[CheckedItem]) -> None:
             conn.execute(insert(item_tags), tags)
         search_index.index_items(conn, [c.index for c in run if c.index is not None])
         provenance.note_items(conn, item_type, [c.row["id"] for c in run])
+        if item_type in versions.VERSIONED_TYPES:
+            versions.record_many(conn, item_type, [_as_read(c) for c in run])
+
+
+def _as_read(c: CheckedItem) -> dict[str, Any]:
+    """The item as its `get_` tool returns it: tags beside the row, custom data's value as JSON, not text."""
+    item = {**c.row, "tags": c.tags or []}
+    if c.section == "custom_data":
+        item["value"] = json.loads(item["value"])
+    return item

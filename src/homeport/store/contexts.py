@@ -20,6 +20,7 @@ __all__ = [
     "apply_patch",
     "get_context",
     "get_history",
+    "history_in",
     "update_context",
     "write_context",
 ]
@@ -149,6 +150,13 @@ def get_history(
         }
         for r in rows
     ]
+
+
+def history_in(conn: Connection, kind: ContextKind, version: int) -> dict[str, Any] | None:
+    """The document of one version of a context inside an open transaction, or None if there is no such version."""
+    c = context_history.c
+    body = conn.execute(select(c.content).where(c.kind == kind, c.version == version)).scalar()
+    return None if body is None else dict(load_json(body))
 
 
 _READ = select(contexts).where(contexts.c.kind == bindparam("kind"))  # built once: get_context reads two per call

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import provenance, versions
 from homeport.store import search as search_index
 from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
@@ -86,7 +86,16 @@ def upsert_custom_data(
     search_index.index_item(
         conn, ITEM_TYPE, item_id, title=f"{category}: {key}", body=text_value, updated_at=stamp, category=category
     )
-    return {"id": item_id, "category": category, "key": key, "value": value, "created_at": created, "updated_at": stamp}
+    written = {
+        "id": item_id,
+        "category": category,
+        "key": key,
+        "value": value,
+        "created_at": created,
+        "updated_at": stamp,
+    }
+    versions.record(conn, ITEM_TYPE, item_id, written)
+    return written
 
 
 def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
@@ -105,8 +114,10 @@ def delete_custom_data(store: Store, category: str, key: str) -> dict[str, Any]:
             )
         links_removed = forget_item(conn, ITEM_TYPE, row.id)
         conn.execute(delete(custom_data).where(custom_data.c.id == row.id))
+        gone = {**row_dict(row), "value": load_json(row.value)}
+        versions.record(conn, ITEM_TYPE, row.id, gone, deleted=True)
     return {
-        "deleted": {"type": ITEM_TYPE, **row_dict(row), "value": load_json(row.value)},
+        "deleted": {"type": ITEM_TYPE, **gone},
         "links_removed": links_removed,
     }
 

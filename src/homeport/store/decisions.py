@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import provenance, versions
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
@@ -18,7 +18,15 @@ from homeport.store.schema import decisions
 from homeport.store.tags import filter_by_tags, set_tags, split_tags, tag_list_column, tags_of
 from homeport.store.uids import assign_uid
 
-__all__ = ["checked_decision", "delete_decision", "get_decisions", "insert_decision", "log_decision", "update_decision"]
+__all__ = [
+    "checked_decision",
+    "delete_decision",
+    "get_decisions",
+    "insert_decision",
+    "log_decision",
+    "rewrite_decision",
+    "update_decision",
+]
 
 ITEM_TYPE = "decision"
 
@@ -92,7 +100,9 @@ def insert_decision(
         tags=clean,
         body="\n".join(x for x in (rationale, implementation_details) if x),
     )
-    return {"id": item_id, **values, "tags": clean}
+    written = {"id": item_id, **values, "tags": clean}
+    versions.record(conn, ITEM_TYPE, item_id, written)
+    return written
 
 
 def delete_decision(store: Store, decision_id: int) -> dict[str, Any]:
@@ -105,8 +115,10 @@ def delete_decision(store: Store, decision_id: int) -> dict[str, Any]:
         row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
         if row is None:
             raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
+        tags = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
         links_removed = forget_item(conn, ITEM_TYPE, decision_id)
         conn.execute(delete(decisions).where(decisions.c.id == decision_id))
+        versions.record(conn, ITEM_TYPE, decision_id, {**row_dict(row), "tags": tags}, deleted=True)
     return {"deleted": {"type": ITEM_TYPE, **row_dict(row)}, "links_removed": links_removed}
 
 
@@ -154,43 +166,66 @@ def update_decision(
     implementation_details: str | None = None,
     tags: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Correct a decision in place: the fields given replace the stored ones; returns the decision.
+    """Correct a decision in place: the fields given replace the stored ones (an empty rationale or
+    implementation_details clears it); the earlier text stays as a version. Returns the decision.
 
     Raises:
         InvalidItemError: an empty summary, or a field over its size limit.
         ItemNotFoundError: no decision has that id.
     """
+    if summary is None and rationale is None and implementation_details is None and tags is None:
+        raise InvalidItemError("nothing to update; pass summary, rationale, implementation_details or tags")
     with store.write() as conn:
-        row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
-        if row is None:
-            raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
-        current = row_dict(row)
-        values = {
-            "summary": current["summary"] if summary is None else summary.strip(),
-            "rationale": current["rationale"] if rationale is None else rationale or None,
-            "implementation_details": (
-                current["implementation_details"] if implementation_details is None else implementation_details or None
-            ),
-        }
-        if not values["summary"]:
-            raise InvalidItemError("decision summary is empty; say in one line what was decided")
-        check_text(values["summary"], "decision summary", MAX_TITLE_CHARS)
-        check_text(values["rationale"], "decision rationale", MAX_TEXT_CHARS)
-        check_text(values["implementation_details"], "decision implementation_details", MAX_TEXT_CHARS)
-        stamp = values["updated_at"] = now()
-        conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
-        provenance.note(conn, ITEM_TYPE, decision_id)
-        if tags is None:
-            clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
-        else:
-            clean = set_tags(conn, ITEM_TYPE, decision_id, tags)
-        search_index.index_item(
+        return rewrite_decision(
             conn,
-            ITEM_TYPE,
             decision_id,
-            title=values["summary"],
-            updated_at=stamp,
-            tags=clean,
-            body="\n".join(x for x in (values["rationale"], values["implementation_details"]) if x),
+            summary=summary,
+            rationale=rationale,
+            implementation_details=implementation_details,
+            tags=tags,
         )
-    return {**current, **values, "tags": clean}
+
+
+def rewrite_decision(
+    conn: Connection,
+    decision_id: int,
+    *,
+    summary: str | None = None,
+    rationale: str | None = None,
+    implementation_details: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """`update_decision` inside an open write transaction (a restored version is written with this)."""
+    row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
+    if row is None:
+        raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
+    current = row_dict(row)
+    values = {
+        "summary": current["summary"] if summary is None else summary.strip(),
+        "rationale": current["rationale"] if rationale is None else rationale or None,
+        "implementation_details": (
+            current["implementation_details"] if implementation_details is None else implementation_details or None
+        ),
+    }
+    title = values["summary"] = checked_decision(
+        values["summary"], values["rationale"], values["implementation_details"]
+    )
+    stamp = values["updated_at"] = now()
+    conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
+    provenance.note(conn, ITEM_TYPE, decision_id)
+    if tags is None:
+        clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
+    else:
+        clean = set_tags(conn, ITEM_TYPE, decision_id, tags)
+    search_index.index_item(
+        conn,
+        ITEM_TYPE,
+        decision_id,
+        title=title,
+        updated_at=stamp,
+        tags=clean,
+        body="\n".join(x for x in (values["rationale"], values["implementation_details"]) if x),
+    )
+    written = {**current, **values, "tags": clean}
+    versions.record(conn, ITEM_TYPE, decision_id, written)
+    return written

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import provenance, versions
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
@@ -23,6 +23,9 @@ __all__ = [
     "delete_system_pattern",
     "get_system_patterns",
     "log_system_pattern",
+    "refuse_taken_name",
+    "rewrite_system_pattern",
+    "update_system_pattern",
     "upsert_system_pattern",
 ]
 
@@ -96,7 +99,7 @@ def upsert_system_pattern(
     else:  # re-logging a name without tags keeps the tags it has
         clean = tags_of(conn, ITEM_TYPE, [item_id]).get(item_id, [])
     search_index.index_item(conn, ITEM_TYPE, item_id, title=name, body=description, updated_at=stamp, tags=clean)
-    return {
+    written = {
         "id": item_id,
         "name": name,
         "description": description,
@@ -105,6 +108,8 @@ def upsert_system_pattern(
         "updated_at": stamp,
         "updated": existing is not None,
     }
+    versions.record(conn, ITEM_TYPE, item_id, written)
+    return written
 
 
 def get_system_patterns(
@@ -141,7 +146,83 @@ def delete_system_pattern(store: Store, pattern_id: int) -> dict[str, Any]:
         tags = tags_of(conn, ITEM_TYPE, [pattern_id]).get(pattern_id, [])
         links_removed = forget_item(conn, ITEM_TYPE, pattern_id)
         conn.execute(delete(system_patterns).where(system_patterns.c.id == pattern_id))
+        versions.record(conn, ITEM_TYPE, pattern_id, {**row_dict(row), "tags": tags}, deleted=True)
     return {"deleted": {"type": ITEM_TYPE, **_public(row_dict(row), tags)}, "links_removed": links_removed}
+
+
+def update_system_pattern(
+    store: Store,
+    pattern_id: int,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Correct a pattern by id: the fields given replace the stored ones (a new name too, if no other
+    pattern has it); the earlier text stays as a version. Returns the pattern.
+
+    Raises:
+        InvalidItemError: nothing to change, an empty field, or a name another pattern has.
+        ItemNotFoundError: no pattern has that id.
+    """
+    if name is None and description is None and tags is None:
+        raise InvalidItemError("nothing to update; pass name, description or tags")
+    with store.write() as conn:
+        return rewrite_system_pattern(conn, pattern_id, name=name, description=description, tags=tags)
+
+
+def rewrite_system_pattern(
+    conn: Connection,
+    pattern_id: int,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    tags: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """`update_system_pattern` inside an open write transaction (a restored version is written with this)."""
+    row = conn.execute(select(system_patterns).where(system_patterns.c.id == pattern_id)).first()
+    if row is None:
+        raise ItemNotFoundError(f"system pattern {pattern_id} does not exist; list them with get_system_patterns")
+    name, description = checked_pattern(
+        row.name if name is None else name, row.description if description is None else description
+    )
+    refuse_taken_name(conn, name, pattern_id)
+    stamp = now()
+    conn.execute(
+        update(system_patterns)
+        .where(system_patterns.c.id == pattern_id)
+        .values(name=name, name_key=name.casefold(), description=description, updated_at=stamp)
+    )
+    provenance.note(conn, ITEM_TYPE, pattern_id)
+    if tags is None:
+        clean = tags_of(conn, ITEM_TYPE, [pattern_id]).get(pattern_id, [])
+    else:
+        clean = set_tags(conn, ITEM_TYPE, pattern_id, tags)
+    search_index.index_item(conn, ITEM_TYPE, pattern_id, title=name, body=description, updated_at=stamp, tags=clean)
+    written = {
+        "id": pattern_id,
+        "name": name,
+        "description": description,
+        "tags": clean,
+        "created_at": row.created_at,
+        "updated_at": stamp,
+    }
+    versions.record(conn, ITEM_TYPE, pattern_id, written)
+    return written
+
+
+def refuse_taken_name(conn: Connection, name: str, pattern_id: int) -> None:
+    """Raises: InvalidItemError when a pattern other than `pattern_id` already has `name` (any case)."""
+    other = conn.execute(
+        select(system_patterns.c.id).where(
+            system_patterns.c.name_key == name.casefold(), system_patterns.c.id != pattern_id
+        )
+    ).scalar()
+    if other is not None:
+        raise InvalidItemError(
+            f"system pattern {other} is already named {name!r} (names are unique, any case); choose another "
+            f"name, or delete pattern {other} first"
+        )
 
 
 def _public(row: dict[str, Any], tags: list[str]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import provenance, versions
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
@@ -25,6 +25,7 @@ __all__ = [
     "insert_progress",
     "log_progress",
     "overwrite_progress",
+    "restore_progress",
     "update_progress",
 ]
 
@@ -72,7 +73,9 @@ def insert_progress(
     provenance.note(conn, ITEM_TYPE, item_id)
     assign_uid(conn, "progress", item_id)
     _index(conn, item_id, status, description, values["updated_at"])
-    return {"id": item_id, **values}
+    written = {"id": item_id, **values}
+    versions.record(conn, ITEM_TYPE, item_id, written)
+    return written
 
 
 def overwrite_progress(conn: Connection, item: dict[str, Any]) -> None:
@@ -90,6 +93,7 @@ def overwrite_progress(conn: Connection, item: dict[str, Any]) -> None:
     )
     provenance.note(conn, ITEM_TYPE, item["id"])
     _index(conn, item["id"], item["status"], item["description"], item["updated_at"])
+    versions.record(conn, ITEM_TYPE, item["id"], item)
 
 
 def update_progress(
@@ -125,7 +129,43 @@ def update_progress(
         row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
         provenance.note(conn, ITEM_TYPE, progress_id)
         _index(conn, progress_id, row.status, row.description, row.updated_at)
-    return row_dict(row)
+        written = row_dict(row)
+        versions.record(conn, ITEM_TYPE, progress_id, written)
+    return written
+
+
+def restore_progress(
+    conn: Connection, progress_id: int, status: str, description: str, parent_id: int | None
+) -> dict[str, Any]:
+    """Write these fields as the entry's newest version inside an open write transaction; a deleted
+    entry comes back under its id. Its parent must still exist and not lie below it.
+
+    Raises:
+        InvalidItemError: an empty value, or a parent that would make a cycle.
+        ItemNotFoundError: the parent is gone.
+    """
+    status, description = _clean(status, "status"), _clean(description, "description")
+    if parent_id is not None:
+        if conn.execute(select(progress.c.id).where(progress.c.id == parent_id)).first() is None:
+            raise ItemNotFoundError(
+                f"parent_id {parent_id} of that version names no progress entry now; restore the parent first, "
+                f"or restore and then move it with update_progress(parent_id=0)"
+            )
+        _refuse_cycle(conn, progress_id, parent_id)
+    if conn.execute(select(progress.c.id).where(progress.c.id == progress_id)).first() is None:
+        return insert_progress(conn, status, description, parent_id=parent_id, item_id=progress_id)
+    stamp = now()
+    conn.execute(
+        update(progress)
+        .where(progress.c.id == progress_id)
+        .values(status=status, description=description, parent_id=parent_id, updated_at=stamp)
+    )
+    row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
+    provenance.note(conn, ITEM_TYPE, progress_id)
+    _index(conn, progress_id, status, description, stamp)
+    written = row_dict(row)
+    versions.record(conn, ITEM_TYPE, progress_id, written)
+    return written
 
 
 def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) -> dict[str, Any]:
@@ -149,6 +189,8 @@ def delete_progress(store: Store, progress_id: int, *, cascade: bool = False) ->
         # tree whose parents loop.
         conn.execute(update(progress).where(progress.c.id.in_(subtree)).values(parent_id=None))
         conn.execute(delete(progress).where(progress.c.id.in_(subtree)))
+        for r in rows:
+            versions.record(conn, ITEM_TYPE, r.id, row_dict(r), deleted=True)
     return {"deleted": [{"type": ITEM_TYPE, **row_dict(r)} for r in rows], "links_removed": links_removed}
 
 

@@ -9,6 +9,7 @@ dialect-specific and lives in the migrations and `search.py`, not here.
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     Column,
     ForeignKey,
     Index,
@@ -31,6 +32,7 @@ __all__ = [
     "item_tags",
     "item_uids",
     "item_vectors",
+    "item_versions",
     "item_writers",
     "links",
     "metadata",
@@ -164,6 +166,27 @@ item_writers = Table(
     Column("written_at", String(32), nullable=False),
     Index("ix_item_writers_item", "item_type", "item_id"),
     sqlite_autoincrement=True,
+)
+
+# Every version of every decision, progress entry, system pattern and custom data entry
+# (`homeport.store.versions`): the item's fields as that write left them (JSON), who wrote it (NULL
+# principal: nobody was named, e.g. a script calling the store) and when. A delete adds a version with
+# `deleted` true (the fields as they were), so the history outlives the item until it is purged.
+# The contexts keep theirs in `context_history`. No AUTOINCREMENT id: the key is (type, id, version).
+item_versions = Table(
+    "item_versions",
+    metadata,
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("fields", Text, nullable=False),
+    Column("deleted", Boolean, nullable=False),
+    Column("principal", String(200), nullable=True),
+    Column("client", String(200), nullable=True),
+    Column("client_version", String(100), nullable=True),
+    Column("tool", String(100), nullable=True),
+    Column("written_at", String(32), nullable=False),
+    PrimaryKeyConstraint("item_type", "item_id", "version", name="pk_item_versions"),
 )
 
 # The identity of an item across machines (a ULID), beside the short per-store id agents use. Kept out

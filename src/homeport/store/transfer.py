@@ -52,6 +52,7 @@ from homeport.store.schema import (
     decisions,
     item_tags,
     item_uids,
+    item_versions,
     item_writers,
     links,
     progress,
@@ -195,7 +196,18 @@ class _DryRun(Exception):
 
 
 def _empty(conn: Connection) -> None:
-    tables = (links, item_tags, item_uids, item_writers, context_history, contexts, custom_data, system_patterns)
+    # Replacing the memory replaces its history too (item_versions, context_history): the import is the new start.
+    tables = (
+        links,
+        item_tags,
+        item_uids,
+        item_writers,
+        item_versions,
+        context_history,
+        contexts,
+        custom_data,
+        system_patterns,
+    )
     for table in (*tables, decisions):
         conn.execute(delete(table))
     conn.execute(progress.update().values(parent_id=None))  # any tree shape, even a damaged one with a cycle
