@@ -29,8 +29,8 @@ _TYPES: dict[str, dict[str, Any]] = {
             "created_at": "ISO 8601",
             "updated_at": "ISO 8601",
         },
-        "write": ["log_decision", "batch_log_items", "delete_decision"],
-        "read": ["get_decisions", "search"],
+        "write": ["log_decision", "update_decision", "batch_log_items", "delete_decision"],
+        "read": ["get_decisions", "search", "get_item_history"],
     },
     "progress": {
         "fields": {
@@ -42,7 +42,7 @@ _TYPES: dict[str, dict[str, Any]] = {
             "updated_at": "ISO 8601",
         },
         "write": ["log_progress", "update_progress", "batch_log_items", "delete_progress"],
-        "read": ["get_progress", "search"],
+        "read": ["get_progress", "search", "get_item_history"],
     },
     "system_pattern": {
         "fields": {
@@ -53,8 +53,8 @@ _TYPES: dict[str, dict[str, Any]] = {
             "created_at": "ISO 8601",
             "updated_at": "ISO 8601",
         },
-        "write": ["log_system_pattern", "batch_log_items", "delete_system_pattern"],
-        "read": ["get_system_patterns", "search"],
+        "write": ["log_system_pattern", "update_system_pattern", "batch_log_items", "delete_system_pattern"],
+        "read": ["get_system_patterns", "search", "get_item_history"],
     },
     "custom_data": {
         "fields": {
@@ -67,7 +67,7 @@ _TYPES: dict[str, dict[str, Any]] = {
         },
         "notes": "category ProjectGlossary is the project glossary; search(category='ProjectGlossary')",
         "write": ["log_custom_data", "batch_log_items", "delete_custom_data"],
-        "read": ["get_custom_data", "search"],
+        "read": ["get_custom_data", "search", "get_item_history"],
     },
 }
 
@@ -89,4 +89,6 @@ def memory_schema() -> dict[str, Any]:
         },
         "activity": ["get_recent_activity"],
         "transfer": ["export", "import"],
+        # Every write keeps a version; a delete keeps the history until it is purged.
+        "versions": ["get_item_history", "restore_version", "purge_item"],
     }

@@ -10,6 +10,7 @@ from homeport.core.tools import (  # noqa: F401  (declarations)
     knowledge,
     memory,
     task_context,
+    versions,
     workspace,
 )
 

@@ -1,7 +1,8 @@
-"""The dashboard's own reads and its correction of a decision, in the `dashboard` group: they run
+"""The dashboard's own reads, in the `dashboard` group: they run
 through the pipeline like every tool (resolution, guards, the caller's access) and are never
 listed to MCP clients, whose tool list costs context on every turn. A server still answers them,
-so that a dashboard whose workspace another instance owns (the daemon) forwards them there."""
+so that a dashboard whose workspace another instance owns (the daemon) forwards them there.
+Its corrections are the memory tools' (update_decision, update_progress, log_system_pattern, ...)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from homeport.core.catalog import CATALOG, DASHBOARD, READ, WRITE_IDEMPOTENT, Scan
+from homeport.core.catalog import CATALOG, DASHBOARD, READ
 from homeport.core.pipeline import Call
-from homeport.core.tools.memory import IdArg, Json, LimitArg, TagsArg
-from homeport.store import browse, decisions
-from homeport.store.fields import LongText, Title
+from homeport.core.tools.memory import IdArg, Json, LimitArg
+from homeport.store import browse
 
 __all__: list[str] = []
 
@@ -40,27 +40,3 @@ def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
 @CATALOG.tool(DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes")
 def get_item_writes(call: Call, item_type: ItemWithId, item_ids: Annotated[list[IdArg], Field(max_length=500)]) -> Any:
     return browse.item_writes(call.store, item_type, item_ids)
-
-
-@CATALOG.tool(
-    DASHBOARD,
-    WRITE_IDEMPOTENT,
-    "Correct a decision: the fields given replace the stored ones.",
-    scan=Scan.ARGUMENTS,
-)
-def update_decision(
-    call: Call,
-    decision_id: IdArg,
-    summary: Title | None = None,
-    rationale: LongText | None = None,
-    implementation_details: LongText | None = None,
-    tags: TagsArg = None,
-) -> Json:
-    return decisions.update_decision(
-        call.require_store(),
-        decision_id,
-        summary=summary,
-        rationale=rationale,
-        implementation_details=implementation_details,
-        tags=tags,
-    )

@@ -10,7 +10,7 @@ from homeport.core.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTEN
 from homeport.core.pipeline import Call
 from homeport.core.semantic import SearchMode
 from homeport.core.tools.memory import IdArg, Json, LimitArg
-from homeport.store import activity, batch, catalog, contexts, links, transfer
+from homeport.store import activity, batch, catalog, item_history, links, transfer
 from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
 
 __all__ = ["ItemType"]
@@ -88,19 +88,24 @@ def get_linked_items(
 @CATALOG.tool(
     "memory",
     READ,
-    "Earlier versions of the product or active context, newest first; version picks one, before/after bound the time.",
+    "Every version of an item, newest first, with the exact earlier text and who wrote it, when and through "
+    "which tool. Decisions, progress, system patterns and custom data need item_id; their versions carry "
+    "`fields` and `deleted` (the version that recorded a deletion). The contexts need no id; their versions "
+    "carry `content`. version picks one, before/after bound the time; restore_version brings one back.",
     key="versions",
 )
 def get_item_history(
     call: Call,
-    item_type: Literal["product_context", "active_context"],
+    item_type: ItemType,
     limit: LimitArg = 10,
     version: IdArg | None = None,
     before: TimeArg = None,
     after: TimeArg = None,
+    item_id: Annotated[IdArg | None, Field(description="The item's id (contexts: omit, or 1).")] = None,
 ) -> Any:
-    kind: contexts.ContextKind = "product" if item_type == "product_context" else "active"
-    return contexts.get_history(call.store, kind, limit=limit, version=version, before=before, after=after)
+    return item_history.get_item_history(
+        call.store, item_type, item_id, limit=limit, version=version, before=before, after=after
+    )
 
 
 @CATALOG.tool(
