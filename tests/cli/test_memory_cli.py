@@ -42,6 +42,10 @@ TOOL_COMMANDS = {
     "import": "import",
     "get_context": "context",
     "import_from": "import-from",
+    "update_decision": "decisions update",
+    "update_system_pattern": "patterns update",
+    "restore_version": "restore",
+    "purge_item": "purge",
 }
 LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete"})
 

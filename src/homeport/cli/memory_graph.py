@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import click
 from rich.console import Console
@@ -10,7 +10,7 @@ from rich.text import Text
 
 from homeport.cli._output import confirm_line, empty_line, inline_json, item_table, snippet, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
-from homeport.core.vocabulary import ITEM_TYPES, MAX_LINK_DEPTH, SEARCHABLE_TYPES, ContextKind
+from homeport.core.vocabulary import ITEM_TYPES, MAX_LINK_DEPTH, SEARCHABLE_TYPES
 
 __all__ = ["activity", "history", "link", "links", "search"]
 
@@ -170,35 +170,53 @@ def search(
 
 
 @click.command()
-@click.argument(
-    "item_type", metavar="product_context|active_context", type=click.Choice(["product_context", "active_context"])
-)
+@click.argument("item_type", metavar="TYPE", type=_ITEM_TYPE)
+@click.argument("item_id", metavar="[ID]", type=int, required=False)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--version", type=int, help="Only this version.")
 @click.option("--before", help=f"Only versions changed before then; {_SINCE_HELP}")
 @click.option("--after", help=f"Only versions changed after then; {_SINCE_HELP}")
 @memory_tool
 def history(
-    call: ToolCall, item_type: str, limit: int, version: int | None, before: str | None, after: str | None
+    call: ToolCall,
+    item_type: str,
+    item_id: int | None,
+    limit: int,
+    version: int | None,
+    before: str | None,
+    after: str | None,
 ) -> None:
-    """Earlier versions of the product or active context, newest first, with who wrote each.
+    """Every version of an item, newest first: its exact text then, who wrote it, when, with which tool.
+
+    TYPE is decision, progress, system_pattern, custom_data (give the item's ID), product_context or
+    active_context (no ID). A deleted item keeps its history until `homeport purge`; bring a version
+    back with `homeport restore TYPE ID VERSION`.
 
     \b
-    Example: homeport history active_context --limit 3
+    Example: homeport history decision 7 --limit 3
     """
-    kind = cast(ContextKind, item_type.removesuffix("_context"))
     result = call.tool(
-        "get_item_history", item_type=item_type, limit=limit, version=version, before=before, after=after
+        "get_item_history",
+        item_type=item_type,
+        item_id=item_id,
+        limit=limit,
+        version=version,
+        before=before,
+        after=after,
     )
 
     def render(console: Console, r: Result) -> None:
         if not r["versions"]:
-            return empty_line(console, f"versions of the {kind} context")
+            what = f"the {item_type.replace('_', ' ')}" if item_id is None else f"{item_type} {item_id}"
+            return empty_line(console, f"versions of {what}")
         table = item_table("v", "changed", "written by", "content")
         for v in r["versions"]:
-            table.add_row(
-                str(v["version"]), when(v["changed_at"]), _writer(v["written_by"]), Text(inline_json(v["content"]))
+            text = (
+                Text("deleted", style="red")
+                if v.get("deleted")
+                else Text(inline_json(v.get("content", v.get("fields"))))
             )
+            table.add_row(str(v["version"]), when(v["changed_at"]), _writer(v["written_by"]), text)
         console.print(table)
 
     call.show(result, render)

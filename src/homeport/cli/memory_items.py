@@ -69,6 +69,44 @@ def decisions_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_a
     call.show(result, _decision_table)
 
 
+@decisions.command("update")
+@click.argument("decision_id", metavar="ID", type=int)
+@click.option("--summary", help="New summary (one line: what was decided).")
+@click.option("--rationale", help='New rationale; "" clears it.')
+@click.option("--details", help='New implementation details; "" clears them.')
+@click.option("--tag", "tags_", multiple=True, metavar="TAG", help="Replace the tags with these (repeatable).")
+@click.option("--no-tags", is_flag=True, help="Remove every tag.")
+@allow_secrets_option
+@memory_tool
+def decisions_update(
+    call: ToolCall,
+    decision_id: int,
+    summary: str | None,
+    rationale: str | None,
+    details: str | None,
+    tags_: tuple[str, ...],
+    no_tags: bool,
+) -> None:
+    """Correct a decision: the fields given replace the stored ones, the others stay.
+
+    The earlier text is kept as a version: `homeport history decision ID` shows it,
+    `homeport restore decision ID VERSION` brings it back.
+
+    \b
+    Example: homeport decisions update 7 --summary "Use SQLite WAL" --rationale ""
+    """
+    new_tags = [] if no_tags else list(tags_) or None
+    result = call.tool(
+        "update_decision",
+        decision_id=decision_id,
+        summary=summary,
+        rationale=rationale,
+        implementation_details=details,
+        tags=new_tags,
+    )
+    call.show(result, lambda c, r: c.print(confirm_line("updated", f"decision {r['id']}", r["summary"])))
+
+
 @decisions.command("delete")
 @click.argument("decision_id", metavar="ID", type=int)
 @memory_tool
@@ -278,6 +316,36 @@ def patterns_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_al
         console.print(table)
 
     call.show(result, render)
+
+
+@patterns.command("update")
+@click.argument("pattern_id", metavar="ID", type=int)
+@click.option("--name", help="New name (unique, any case).")
+@click.option("--description", help="New description.")
+@click.option("--tag", "tags_", multiple=True, metavar="TAG", help="Replace the tags with these (repeatable).")
+@click.option("--no-tags", is_flag=True, help="Remove every tag.")
+@allow_secrets_option
+@memory_tool
+def patterns_update(
+    call: ToolCall,
+    pattern_id: int,
+    name: str | None,
+    description: str | None,
+    tags_: tuple[str, ...],
+    no_tags: bool,
+) -> None:
+    """Correct a pattern by id (a new name too); the fields not given stay.
+
+    The earlier text is kept as a version: `homeport history system_pattern ID` shows it.
+
+    \b
+    Example: homeport patterns update 2 --name "Repository per aggregate"
+    """
+    new_tags = [] if no_tags else list(tags_) or None
+    result = call.tool(
+        "update_system_pattern", pattern_id=pattern_id, name=name, description=description, tags=new_tags
+    )
+    call.show(result, lambda c, r: c.print(confirm_line("updated", f"pattern {r['id']}", r["name"])))
 
 
 @patterns.command("delete")

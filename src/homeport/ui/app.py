@@ -356,42 +356,34 @@ class Dashboard:
             return f"{kind} {item_id} (gone)"
 
     async def _history(self, page: Page, ws: str, kind: str, item: dict[str, Any]) -> list[dict[str, Any]]:
-        """Each recorded version, newest first, with who wrote it and its diff against the one before.
+        """Each kept version, newest first, with who wrote it and its diff against the one before.
 
-        The store keeps every version of the contexts; of the other items it keeps when they were
-        created and every write with its writer, not earlier texts. Writes from before writers were
-        recorded show no author.
+        Every item keeps every version (a context its `content`, another item its `fields`); versions
+        from before writers were recorded show no author.
         """
-        if kind in CONTEXTS:
-            versions = (await page.tool("get_item_history", ws, item_type=kind, limit=100))["versions"]
-            out = []
-            for i, version in enumerate(versions):
-                before = versions[i + 1]["content"] if i + 1 < len(versions) else None
-                out.append(
-                    {
-                        "label": f"version {version['version']}",
-                        "when": version["changed_at"],
-                        "written_by": version.get("written_by"),
-                        "diff": diff_lines(before, version["content"]),
-                    }
-                )
-            return out
-        fields = {
-            k: v for k, v in item.items() if k not in ("workspace", "created_at", "updated_at", "type", "id", "writes")
-        }
-        writes: list[dict[str, Any]] = list(item.get("writes") or [])
-        created: dict[str, Any] = {"label": "created", "when": item.get("created_at"), "written_by": None}
-        if writes and _same_write(writes[0]["written_at"], item.get("created_at")):
-            created["written_by"] = writes.pop(0)
-        entries = [created]
-        entries += [{"label": "changed", "when": w["written_at"], "written_by": w} for w in writes]
-        changed_at = item.get("updated_at")
-        if changed_at and changed_at != item.get("created_at") and (entries[-1]["when"] or "") < changed_at:
-            # A later write than any recorded (each write's record is taken after its stamp).
-            entries.append({"label": "last change", "when": changed_at, "written_by": None})
-        entries[-1]["diff"] = diff_lines(None, fields)  # only the current text is kept
-        entries[-1]["current"] = True
-        return entries[::-1]
+        context = kind in CONTEXTS
+        ids = {} if context else {"item_id": item["id"]}
+        versions = (await page.tool("get_item_history", ws, item_type=kind, limit=100, **ids))["versions"]
+        text = "content" if context else "fields"
+        out = []
+        for i, version in enumerate(versions):
+            before = versions[i + 1][text] if i + 1 < len(versions) else None
+            if context:
+                label = f"version {version['version']}"
+            else:
+                what = "deleted" if version["deleted"] else "created" if version["version"] == 1 else "changed"
+                label = f"{what} (version {version['version']})"
+            out.append(
+                {
+                    "label": label,
+                    "when": version["changed_at"],
+                    "written_by": version.get("written_by"),
+                    "diff": diff_lines(before, version[text]),
+                }
+            )
+        if out:
+            out[0]["current"] = True
+        return out
 
     async def _add_authors(self, page: Page, ws: str, events: list[dict[str, Any]], since: str) -> None:
         """Who made each event: the item's recorded write at the event's time (None: not recorded)."""
