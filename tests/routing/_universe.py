@@ -318,12 +318,14 @@ class Oracle:
         if isinstance(value, Path):  # a handle's root, or a root chosen from the client's roots
             root = value
         else:
+            # Outside the caller's bounds (Homeport's data directory included) a value is refused before
+            # anything is told of what is (not) there (issue 22, finding 17), even a directory whose
+            # project root lies above it.
+            path = _decoded(value)
+            if path is not None and not self._within_bounds(Path(os.path.realpath(path))):
+                return Expect(codes={"workspace_denied"})
             directory = self._canonical(value)
             if directory is None:
-                # Outside the caller's bounds nothing is told of what is (not) there (issue 22, finding 17).
-                path = _decoded(value)
-                if path is not None and not self._within_bounds(Path(os.path.realpath(path))):
-                    return Expect(codes={"workspace_denied"})
                 return Expect(codes={"invalid_workspace"})
             root = nearest_project(directory, [*self.allow, *(self.declared or [])], u.home)
         if is_denied(root, u.home):
