@@ -235,7 +235,8 @@ def serve(
     and Gemini CLI launch; it says on stderr which workspace calls default to and why.
     With --http one process serves every project under the allowed roots; clients name theirs
     with the X-Workspace-Id header, ?project_path= or the workspace argument. Health: GET /healthz.
-    Ctrl-C or SIGTERM stops it after the calls in flight have finished (at most 5 s).
+    Ctrl-C or SIGTERM stops it: calls in flight get 5 s to finish; any still running then are
+    abandoned unanswered (never acknowledged) and it exits within 3 s more.
     """
     # The server stack loads when it is started, not for `homeport serve --help`.
     from mcp import MCPDeprecationWarning

@@ -16,7 +16,12 @@
 - On SIGTERM or Ctrl-C the listener closes at once (new connections are refused), requests
   being answered get `shutdown_grace_seconds` to finish, and only then are the SSE streams that
   stay open by design (legacy GET streams) ended: sse-starlette would otherwise end every stream,
-  answered or not, on the first signal.
+  answered or not, on the first signal. A call still running on a worker thread then cannot be
+  interrupted (a thread is not cancellable, and uvicorn would wait for it forever: an 8 MiB import
+  still ran 120 s after SIGTERM); after `ABANDON_SECONDS` more, such calls are abandoned unanswered
+  and the process exits. Nothing acknowledged is lost: an unanswered call was never acknowledged, and
+  the transaction it had not committed is rolled back by the store (SQLite's journal, PostgreSQL's
+  closed connection); the registry entry it leaves is pruned by the next reader.
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ import asyncio
 import errno
 import ipaddress
 import logging
+import os
 import signal
 import socket
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +61,9 @@ MAX_PER_PEER = MAX_CONNECTIONS // 4
 MAX_UNSENT_PER_PEER = MAX_CONNECTIONS // 8
 # A new connection that sends nothing at all is closed sooner than one whose headers are slow.
 FIRST_BYTE_SECONDS = 5.0
+# After the grace, how long the calls still running get before they are abandoned and the process
+# exits (uvicorn's own task cancellation takes 2 s of it).
+ABANDON_SECONDS = 3.0
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -251,8 +262,27 @@ class _GracefulServer(uvicorn.Server):
             log.warning("stopping: waiting up to %gs for %d request(s) in flight", self.grace, self.calls.count)
         if not await self.calls.wait_idle(self.grace):
             log.warning("stopping: %d request(s) still running after %gs are cut", self.calls.count, self.grace)
+            _abandon_after(ABANDON_SECONDS, self.calls)
         AppStatus.should_exit = True  # now end the streams that stay open by design
         await super().shutdown(sockets)
+
+
+def _abandon_after(seconds: float, calls: CallsInFlight) -> None:
+    """Exit the process in `seconds` if it is still stopping: calls on worker threads cannot be cut."""
+
+    def abandon() -> None:
+        log.warning(
+            "stopping: %d call(s) still running are abandoned unanswered (none was acknowledged; what they had "
+            "not committed is rolled back); exiting",
+            calls.count,
+        )
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(0)
+
+    timer = threading.Timer(seconds, abandon)
+    timer.daemon = True  # a process that ends by itself first is not held up by it
+    timer.start()
 
 
 def run_http(app: CallsInFlight, sock: socket.socket, settings: ServeSettings, on_ready: Callable[[], None]) -> None:
