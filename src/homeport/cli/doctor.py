@@ -323,20 +323,25 @@ def sqlite_check(root: Path) -> Check:
 
 
 def registry_check() -> Check:
-    """The instance registry read as it is, without the lock and without pruning (`homeport status` prunes)."""
-    from homeport.cli._compose import default_state_dir
-    from homeport.errors import RegistryError
-    from homeport.registry import Liveness, decode_state
+    """The instance registry read as it is, without the lock and without pruning (`homeport status` prunes).
 
-    path = default_state_dir().expanduser().absolute() / "registry.json"
+    Read as every reader reads it (a FIFO is not waited on, a state directory another user could
+    change is refused), and an entry counts as live only when its endpoint proves it is the owner
+    that registered there: a pid answered on /healthz is public.
+    """
+    from homeport.cli._compose import default_state_dir
+    from homeport.errors import RegistryError, UntrustedStateError
+    from homeport.registry import InstanceRegistry, Liveness
+
+    state_dir = default_state_dir().expanduser().absolute()
+    path = state_dir / "registry.json"
+    registry = InstanceRegistry(state_dir)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Check("registry", "ok", f"no instances registered ({path})")
-    except (OSError, UnicodeDecodeError) as exc:
-        return Check("registry", "fail", f"cannot read {path}: {exc}", "fix its permissions, or pass --state-dir")
-    try:
-        state = decode_state(text)
+        state = registry.peek()
+    except UntrustedStateError as exc:
+        return Check(
+            "registry", "fail", exc.message, "fix the state directory as the message says, or pass --state-dir"
+        )
     except RegistryError as exc:
         return Check(
             "registry",
@@ -344,7 +349,9 @@ def registry_check() -> Check:
             f"{path} is unreadable ({exc.message})",
             "the next `homeport serve --own` or `homeport status` rebuilds it from the live instances",
         )
-    is_live = Liveness()
+    if not state.owners:
+        return Check("registry", "ok", f"no instances registered ({path})")
+    is_live = Liveness(registry.owner_secret)
     live: list[str] = []
     stale: list[str] = []
     for (pid, endpoint), (owner, roots) in state.instances().items():
@@ -353,10 +360,10 @@ def registry_check() -> Check:
         return Check(
             "registry",
             "warn",
-            f"{len(live)} live, {len(stale)} stale: {', '.join(stale)}",
-            "run `homeport status` to remove the stale entries",
+            f"{len(live)} live, {len(stale)} stale or unproven: {', '.join(stale)}",
+            "run `homeport status` to remove the entries that are gone or cannot prove they are their owner",
         )
-    return Check("registry", "ok", f"{len(live)} live instance(s): {', '.join(live) or 'none'} ({path})")
+    return Check("registry", "ok", f"{len(live)} live instance(s): {', '.join(live)} ({path})")
 
 
 # -- project database ----------------------------------------------------------------------------
