@@ -219,7 +219,7 @@ def test_every_command_group_answers_a_mistyped_command_with_what_it_has():
     [
         (("decision", "list"), "Did you mean 'decisions'?"),  # a lazy command, imported only when used
         (("serach", "wal"), "Did you mean 'search'?"),
-        (("decisions", "log", "Use WAL"), "The commands of homeport decisions are add, delete, list;"),
+        (("decisions", "log", "Use WAL"), "The commands of homeport decisions are add, delete, list, update;"),
         (("log_decision", "Use WAL"), "Did you mean 'decisions'?"),
         (("tokns",), "Did you mean 'tokens'"),
         (("nothing_like_it",), "The commands of homeport are access, activity, batch,"),
