@@ -1,4 +1,4 @@
-"""Figures and tables the README shows are the code's, not a copy that drifts."""
+"""Figures and tables the README and the docs show are the code's, not a copy that drifts; the README stays short."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 import anyio
 
 ROOT = Path(__file__).resolve().parents[1]
+# The tools an agent gets, their groups and what their list costs: the reference's overview page.
+TOOLS_PAGE = ROOT / "docs" / "reference" / "index.md"
 
 
 def _tool_list_size_module():
@@ -21,7 +23,7 @@ def _tool_list_size_module():
 
 def test_the_tool_list_size_table_is_what_the_bench_script_measures():
     bench = _tool_list_size_module()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = TOOLS_PAGE.read_text(encoding="utf-8")
     rows = dict(
         (name, (int(count), int(chars.replace(",", ""))))
         for name, count, chars in re.findall(
@@ -36,11 +38,11 @@ def test_the_tool_list_size_table_is_what_the_bench_script_measures():
     assert rows == measured
 
 
-def test_the_readme_names_exactly_the_tools_that_take_no_workspace():
+def test_the_docs_name_exactly_the_tools_that_take_no_workspace():
     from homeport.core import tools  # noqa: F401  (declares every tool)
     from homeport.core.catalog import CATALOG
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = TOOLS_PAGE.read_text(encoding="utf-8")
     sentence = readme.split("These take no `workspace`", 1)[1].split("(", 1)[0]
     named = set(re.findall(r"`(\w+)`", sentence))
     declared = {spec.name for spec in CATALOG.in_groups(CATALOG.groups()) if not spec.takes_workspace}
@@ -65,3 +67,16 @@ def test_the_readme_first_lines_never_install_into_the_system_python():
     # Debian and Ubuntu refuse `pip install` outside a venv (externally-managed-environment).
     for command in _readme_commands():
         assert command.startswith("python3 -m venv .venv && .venv/bin/pip install "), command
+
+
+def test_the_readme_is_at_most_150_lines_and_its_links_lead_to_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    targets = [t.split("#", 1)[0] for t in re.findall(r"\]\(([^)\s]+)\)", readme) if "://" not in t]
+    assert targets and [t for t in targets if not (ROOT / t).exists()] == []
+
+
+def test_the_readme_connects_each_client_with_homeport_setup():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for client in ("claude-code", "vscode", "cursor"):
+        assert f"homeport setup {client}" in readme
