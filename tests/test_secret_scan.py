@@ -87,3 +87,56 @@ def test_the_keyword_prefilter_covers_every_word_of_the_detectors_deny_list():
 
     for word in DENYLIST:
         assert any(stem in word.replace("_?", "") for stem in _KEYWORD_STEMS), word
+
+
+# Issue 22, #22: trivial disguises. The property over real tool calls is in tests/server/test_secret_evasion.py.
+GITHUB = "ghp_CItVzehdJm5gIU7nUKZnv1TlVg1giftkTe0B"
+
+
+def test_a_token_across_the_boundary_of_two_long_line_slices_is_found():
+    for start in range(19_980, 20_001, 4):  # the token straddles character 20,000 of the line
+        text = "x " * (start // 2) + GITHUB + " and more"
+        assert {f.kind for f in find_secrets({"text": text})} == {"GitHub Token"}, start
+
+
+def test_a_token_split_between_two_fields_is_named_by_both():
+    findings = find_secrets({"summary": "CI pushes with " + GITHUB[:10], "rationale": GITHUB[10:] + " daily"})
+    assert [(f.kind, f.field) for f in findings] == [("GitHub Token", "summary+rationale")]
+
+
+def test_a_token_split_between_two_strings_of_a_list_is_found():
+    findings = find_secrets({"observations": ["ok", GITHUB[:20], GITHUB[20:]]})
+    assert [f.field for f in findings] == ["observations[1]+observations[2]"]
+
+
+def test_a_line_break_between_two_fields_keeps_them_apart():
+    # "ghp_" ending one field's line and a word starting the next is not one token.
+    assert find_secrets({"summary": "prefix ghp_\n", "rationale": GITHUB[4:]}) == []
+
+
+def test_every_pair_of_ordinary_texts_in_one_item_passes():
+    texts = [_value(e) for e in CORPUS["ordinary"]]
+    for first in texts:
+        for second in texts:
+            assert find_secrets({"summary": first, "rationale": second}) == [], (first, second)
+            assert find_secrets({"items": [first, second]}) == [], (first, second)
+
+
+def test_ascii_text_is_scanned_as_it_is_and_other_text_normalised():
+    from homeport.secret_scan import normalise
+
+    text = "plain ASCII, as nearly every write"
+    assert normalise(text) is text
+    assert normalise("\uff47\uff48\uff50\uff3f\u200bx\u00ady\ufeff") == "ghp_xy"
+
+
+def test_every_format_character_of_this_pythons_unicode_is_removed_before_scanning():
+    import sys
+    import unicodedata
+
+    from homeport.secret_scan import normalise
+
+    missed = [
+        hex(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf" and normalise(chr(c)) != ""
+    ]
+    assert missed == [], "add these to secret_scan._INVISIBLE"

@@ -14,6 +14,21 @@ maintained library of patterns for each provider, run in process on each line of
 - with its heuristic filters: templated values (`${DB_PASSWORD}`, `<password>`), indirect
   references (`secret = vault.get("db")`), sequences, UUIDs and id-like strings.
 
+What is scanned is each text as a person would read it: NFKC-normalised (fullwidth letters,
+U+FF01 to U+FF5E, become their ASCII letters), with invisible characters removed (zero-width
+spaces and joiners, the soft hyphen, bidi controls, every format character and default-ignorable
+code point), so a zero-width space inside a token does not hide it; ASCII text, nearly every
+write, skips this in one check. The texts of one item are also read together: where one field
+ends and another begins (`summary` and `rationale`, custom data's `key` and `value`, consecutive
+strings of a list), the last line of the one joined to the first line of the other is scanned
+too, so a token split between two fields is found. Long lines are scanned in overlapping slices,
+so no token hides across a slice boundary.
+
+What it cannot catch: a secret it has no detector for (see the README), look-alike letters of
+other scripts (a Cyrillic a for a Latin one), a token split across three or more fields or across
+separate calls, or one encoded (base64, hex, reversed). It is a guard against accidents and
+careless agents, not against a determined one.
+
 Nothing here verifies a secret against its provider (that would send it over the network). The
 library is imported on the first scan, not when Homeport starts.
 """
@@ -22,14 +37,33 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SecretFinding", "describe_findings", "find_secrets"]
+__all__ = ["SecretFinding", "describe_findings", "find_secrets", "normalise"]
 
 _MAX_LINE = 20_000  # longer lines (a base64 image) are scanned in slices of this size
+_OVERLAP = 1_000  # ... that overlap by this much, longer than any token a detector matches
+_SEAM = _MAX_LINE // 2  # what is read on each side of the place where two fields meet
+_SEAMED_FIELDS = 4  # up to this many texts in one item are joined in every order; more, only neighbours
+# Where two texts meet, this many words on each side: a secret split anywhere leaves at most this many
+# of its words on one side (a private key's header is 5 words; `password = "..."` with a one- to
+# three-word value is 3 to 5). Each word costs: the detectors' union reads about 0.4 µs a character.
+_SEAM_WORDS = 5
+_FIRST_WORDS = re.compile(rf"\s*(?:\S+\s+){{0,{_SEAM_WORDS - 1}}}\S*")
+# Invisible characters, removed before scanning: format characters (Unicode category Cf) and the other
+# default-ignorable code points (variation selectors, Hangul fillers, the combining grapheme joiner).
+# A test checks the class against the running Python's Unicode database.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+"
+)
 # Every word of the keyword detector's deny list (detect_secrets.plugins.keyword.DENYLIST) holds one of these.
 _KEYWORD_STEMS = ("key", "pass", "pwd", "secret", "contrase")
 # detect-secrets' names that do not say what was found, in words a person recognises.
@@ -57,17 +91,44 @@ def find_secrets(values: Mapping[str, Any] | Any, *, prefix: str = "") -> list[S
 
     Field names are paths: `rationale`, `items[2].description`, `content.database.url`. A dict's
     one-word string values are also scanned as `key: "value"`, so `{"db_password": "..."}` is found
-    too, and so is custom data whose key names a password.
+    too, and so is custom data whose key names a password. A secret found only where two texts of
+    one item meet is named by both: `summary+rationale`.
     """
     findings: list[SecretFinding] = []
     seen: set[tuple[str, str, int]] = set()
+
+    def add(kind: str, field: str, number: int) -> None:
+        if (kind, field, number) not in seen:
+            seen.add((kind, field, number))
+            findings.append(SecretFinding(kind, field, number))
+
     for field, text in _texts(values, prefix):
+        text = normalise(text)
         for number, line in enumerate(text.splitlines() or [text], start=1):
             for kind in _kinds_in(line):
-                if (kind, field, number) not in seen:
-                    seen.add((kind, field, number))
-                    findings.append(SecretFinding(kind, field, number))
+                add(kind, field, number)
+    found_in = {(f.kind, f.field) for f in findings}
+    seams = []
+    for (first, before), (second, after) in _seams(values, prefix):
+        tail, head = _last_line(before), _first_line(after)
+        if tail and head:
+            seams.append((first, second, tail + head, len(before.splitlines()) or 1))
+    # One search over all of them first: joined by line breaks, nothing a detector finds in one seam is
+    # lost (their anchors accept a line break as a start or end), and most writes stop here.
+    if seams and _may_hold_secret("\n".join(seam for _, _, seam, _ in seams)):
+        for first, second, seam, number in seams:
+            for kind in _kinds_in(seam):
+                if (kind, first) not in found_in and (kind, second) not in found_in:
+                    add(kind, f"{first}+{second}", number)
     return findings
+
+
+def normalise(text: str) -> str:
+    """`text` as scanned: invisible characters removed, then NFKC (fullwidth and other compatibility
+    forms become their plain letters). ASCII text is returned as it is."""
+    if text.isascii():  # nearly every write: one C-speed check
+        return text
+    return unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
 
 
 def describe_findings(findings: list[SecretFinding], limit: int = 3) -> str:
@@ -97,6 +158,53 @@ def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _texts(item, f"{path}[{index}]")
 
 
+def _seams(value: Any, path: str) -> Iterator[tuple[tuple[str, str], tuple[str, str]]]:
+    """Pairs of texts of one item (normalised), first and second, by field path: the string values of
+    one dict in every order (only neighbours past _SEAMED_FIELDS of them), consecutive strings of a list."""
+    if isinstance(value, Mapping):
+        texts = [(_child(path, key), normalise(v)) for key, v in value.items() if isinstance(v, str) and v]
+        if len(texts) <= _SEAMED_FIELDS:
+            yield from itertools.permutations(texts, 2)
+        else:
+            for a, b in itertools.pairwise(texts):
+                yield a, b
+                yield b, a
+        for key, item in value.items():
+            yield from _seams(item, _child(path, key))
+    elif isinstance(value, list | tuple):
+        previous: tuple[str, str] | None = None
+        for index, item in enumerate(value):
+            here = (f"{path}[{index}]", normalise(item)) if isinstance(item, str) and item else None
+            if previous is not None and here is not None:
+                yield previous, here
+            previous = here
+            if not isinstance(item, str):
+                yield from _seams(item, f"{path}[{index}]")
+
+
+def _child(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _last_line(text: str) -> str:
+    """The last words of the text's last line ("" when the text ends with a line break)."""
+    lines = text[-_SEAM:].splitlines(keepends=True)
+    if not lines or lines[-1].splitlines()[0] != lines[-1]:
+        return ""
+    reversed_line = lines[-1][::-1]
+    words = _FIRST_WORDS.match(reversed_line)
+    return reversed_line[: words.end() if words else None][::-1]
+
+
+def _first_line(text: str) -> str:
+    """The first words of the text's first line."""
+    lines = text[:_SEAM].splitlines()
+    if not lines:
+        return ""
+    words = _FIRST_WORDS.match(lines[0])
+    return lines[0][: words.end() if words else None]
+
+
 def _word(value: Any) -> bool:
     """A value that can be a password: one word. ("password": "hashed with argon2" is prose, not one.)"""
     return isinstance(value, str) and bool(value) and not any(c.isspace() for c in value)
@@ -106,14 +214,10 @@ def _kinds_in(line: str) -> set[str]:
     if not line.strip():
         return set()
     kinds: set[str] = set()
-    for start in range(0, len(line), _MAX_LINE):
+    for start in range(0, max(len(line) - _OVERLAP, 1), _MAX_LINE - _OVERLAP):
         piece = line[start : start + _MAX_LINE]
-        # The keyword detector's patterns all need one of its keywords and cost more than all the other
-        # detectors together; a substring test decides first (a decision's write: 350 -> 144 µs).
-        keyworded = any(stem in piece.lower() for stem in _KEYWORD_STEMS)
-        # Every other detector reports only matches of its own patterns, so a line that matches none of
-        # them (one pass of their union) holds nothing they would report: exact, and most lines stop here.
-        if not keyworded and (len(piece) < _shortest_match() or _any_pattern().search(piece) is None):
+        keyworded = _keyworded(piece)
+        if not keyworded and not _matches_a_pattern(piece):
             continue
         for detector in _detectors():
             if not keyworded and detector.secret_type == "Secret Keyword":
@@ -123,6 +227,23 @@ def _kinds_in(line: str) -> set[str]:
                     kind = str(detector.secret_type)
                     kinds.add(_PLAIN_KINDS.get(kind, kind))
     return kinds
+
+
+def _keyworded(text: str) -> bool:
+    # The keyword detector's patterns all need one of its keywords and cost more than all the other
+    # detectors together; a substring test decides first (a decision's write: 350 -> 144 µs).
+    lowered = text.lower()
+    return any(stem in lowered for stem in _KEYWORD_STEMS)
+
+
+def _matches_a_pattern(text: str) -> bool:
+    # Every other detector reports only matches of its own patterns, so a text that matches none of
+    # them (one pass of their union) holds nothing they would report: exact, and most lines stop here.
+    return len(text) >= _shortest_match() and _any_pattern().search(text) is not None
+
+
+def _may_hold_secret(text: str) -> bool:
+    return _keyworded(text) or _matches_a_pattern(text)
 
 
 def _filtered(secret: str, line: str, detector: Any) -> bool:
