@@ -139,3 +139,15 @@ def test_ordinary_texts_in_any_two_fields_are_still_written(memory, data, first,
     assert not r.is_error, r.structured_content
     r = memory.call("log_custom_data", {"category": "notes", "key": first[:500], "value": second})
     assert not r.is_error, r.structured_content
+
+
+def test_a_value_too_deep_to_scan_is_refused_not_let_through_or_an_internal_error():
+    # The MCP binding caps argument depth first; the shell and imports reach the gate directly.
+    from homeport.core.secret_gate import SecretGate
+    from homeport.errors import InvalidItemError
+
+    deep: Any = "ghp_CItVzehdJm5gIU7nUKZnv1TlVg1giftkTe0B"
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(InvalidItemError, match="nested too deeply to be checked for secrets"):
+        SecretGate("log_custom_data", allowed=True).check({"value": deep})

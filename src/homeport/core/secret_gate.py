@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from homeport.errors import SecretDetectedError
+from homeport.errors import InvalidItemError, SecretDetectedError
 from homeport.secret_scan import SecretFinding, describe_findings, find_secrets
 from homeport.store import Store
 from homeport.store._common import now
@@ -35,8 +35,15 @@ class SecretGate:
 
         Raises:
             SecretDetectedError: a secret was found and `allow_secrets` is false.
+            InvalidItemError: a value nested too deeply to be read (refused: what is not checked is not written).
         """
-        findings = find_secrets(values, prefix=prefix)
+        try:
+            findings = find_secrets(values, prefix=prefix)
+        except RecursionError:
+            raise InvalidItemError(
+                f"{self.tool}: a value holds lists or objects nested too deeply to be checked for secrets; nothing "
+                "was written. Flatten it: a few levels of nesting are plenty for project memory"
+            ) from None
         if not findings:
             return
         if not self.allowed:
