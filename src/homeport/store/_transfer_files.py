@@ -1,15 +1,14 @@
-"""The files of an export: resolved inside the workspace, read and replaced as regular files only.
+"""The files of an import and where an export goes: resolved inside the workspace, read as regular files only.
 
-An export never follows a symlink out of its directory nor replaces one, a FIFO or a device; an
-import reads only regular files whose real path is inside the workspace, and never opens a FIFO
-(reading one would block the server).
+An import reads only regular files whose real path is inside the workspace, and never opens a FIFO
+(reading one would block the server). An export writes through a directory descriptor
+(`store._export_dir`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from homeport.errors import InvalidItemError
@@ -19,9 +18,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "inside_workspace",
     "read_file",
-    "refuse_special",
-    "sync_directory",
-    "write_atomic",
 ]
 
 DEFAULT_EXPORT_DIR = ".homeport/export"
@@ -66,48 +62,3 @@ def read_file(root: Path, path: Path) -> str:
             raise InvalidItemError(f"{path} is {info.st_size:,} bytes, over the import limit of {MAX_FILE_BYTES:,}")
         # newline="" semantics: a \r in a text field stays as written
         return handle.read(MAX_FILE_BYTES + 1).decode("utf-8")
-
-
-def refuse_special(path: Path) -> None:
-    """An export replaces regular files only: a symlink is not followed or replaced, a FIFO or device is kept.
-
-    Raises:
-        InvalidItemError: `path` exists and is not a regular file.
-    """
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(mode):
-        kind = "a symlink" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode) else "a special file"
-        raise InvalidItemError(
-            f"{path} is {kind}, not a regular file; export replaces only its own files: remove it or "
-            "export to another directory"
-        )
-
-
-def sync_directory(directory: Path) -> None:
-    """Make the renames of an export durable (POSIX; a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, body: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())  # else a crash after the rename may leave an empty file for the old one
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
