@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import blocking, provenance
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
@@ -59,6 +59,10 @@ def insert_link(
         raise InvalidItemError(f"{source_type} {source_id} cannot be linked to itself")
     require_item(conn, source_type, source_id)
     require_item(conn, target_type, target_id)
+    # blocks/blocked_by between progress entries: one direction stored, cycles refused (`blocking`)
+    (source_type, source_id), (target_type, target_id), relationship = blocking.dependency_edge(
+        conn, (source_type, source_id), (target_type, target_id), relationship
+    )
     edge = {
         "source_type": source_type,
         "source_id": source_id,
@@ -87,7 +91,8 @@ def get_linked_items(
     """Items linked to the given one in either direction, up to `depth` hops (1-3), nearest first.
 
     Each entry: `{type, id, relationship, direction, depth, via}` where direction is "outgoing"
-    when the link points from the nearer item to this one's neighbour.
+    when the link points from the nearer item to this one's neighbour. `relationship="blocked_by"`
+    on a progress entry is the reverse view of `blocks`: the entries that block it (one hop).
 
     Raises:
         InvalidItemError: depth outside 1-3.
@@ -99,6 +104,9 @@ def get_linked_items(
         raise ItemNotFoundError(f"{item_type} {item_id} does not exist; this workspace has no memory yet")
     with store.read() as conn:
         require_item(conn, item_type, item_id)
+        if item_type == blocking.ITEM_TYPE and (relationship or "").strip() == blocking.BLOCKED_BY:
+            found = blocking.blockers_of(conn, item_id)
+            return [f for f in found if linked_type is None or f["type"] == linked_type]
         start = (item_type, item_id)
         seen = {start}
         frontier = [start]
