@@ -145,6 +145,12 @@ class AmbiguousWorkspaceError(WorkspaceError):
 class WorkspaceUnresolvedError(WorkspaceError):
     code = "workspace_unresolved"
 
+    # `seen`: what each source held, as (source, value or None, note). The CLI names only the sources a
+    # person at a shell can set, where the message names every one an MCP client can.
+    def __init__(self, message: str, seen: tuple[tuple[str, str | None, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.seen = seen
+
 
 class ExplicitWorkspaceRequired(WorkspaceError):
     code = "explicit_workspace_required"

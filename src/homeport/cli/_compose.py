@@ -29,6 +29,7 @@ __all__ = [
     "default_trust_file",
     "domain_errors",
     "serve_settings",
+    "shell_error_message",
     "shell_path",
     "store_option",
     "tools_option",
@@ -248,6 +249,33 @@ def cli_message(message: str) -> str:
     return message
 
 
+# The sources of a workspace a person at a shell sets, in the words they set them with; the others
+# (the argument, a header, the URL, a session, client roots) belong to MCP clients.
+_SHELL_SOURCES = {
+    "config": "--workspace/HOMEPORT_WORKSPACE",
+    "client_env": "client environment",
+    "cwd": "current directory",
+}
+
+
+def shell_error_message(exc: HomeportError) -> str:
+    """`exc`'s message for a shell: `cli_message`, and a "no workspace" error that lists only what a shell
+    user can set (not the ~300 characters of MCP-only sources the server's message lists)."""
+    from homeport.errors import WorkspaceUnresolvedError
+
+    if isinstance(exc, WorkspaceUnresolvedError) and exc.seen:
+        saw = "; ".join(
+            f"{_SHELL_SOURCES[source]}: {value or '-'}{f' ({note})' if note else ''}"
+            for source, value, note in exc.seen
+            if source in _SHELL_SOURCES and (source != "client_env" or value)
+        )
+        return (
+            "no workspace for this call. Pass -w/--workspace DIR (or set HOMEPORT_WORKSPACE), or run the "
+            f"command inside the project. Seen: {saw}"
+        )
+    return cli_message(exc.message)
+
+
 def domain_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a Homeport error into one line on stderr and exit status 1, never a traceback.
 
@@ -260,6 +288,6 @@ def domain_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except HomeportError as exc:
-            raise click.ClickException(cli_message(exc.message)) from exc
+            raise click.ClickException(shell_error_message(exc)) from exc
 
     return wrapper

@@ -77,7 +77,13 @@ def directory() -> None:
 @domain_errors
 def directory_show(as_json: bool, data_dir: Path | None, directory_file: Path | None) -> None:
     """Print every organization, team and agent."""
-    _show(_directory_file(data_dir, directory_file).load(), as_json)
+    file = _directory_file(data_dir, directory_file)
+    loaded = file.load_if_present()
+    if loaded is None and not as_json:
+        # A fresh setup: nothing is wrong, there is just nothing in it yet.
+        click.echo(f"no directory yet ({file.path} does not exist); create one with: homeport directory add-org NAME")
+        return
+    _show(loaded or Directory(), as_json)
 
 
 @directory.command("add-org")

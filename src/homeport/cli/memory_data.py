@@ -15,6 +15,7 @@ from homeport.cli._output import confirm_line, empty_line, inline_json, item_tab
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, json_or_text, memory_tool, parse_json
 from homeport.cli.task_context import show_task_context
 from homeport.core.vocabulary import GLOSSARY_CATEGORY, MAX_TASK_BUDGET, MIN_TASK_BUDGET, ContextKind
+from homeport.errors import ItemNotFoundError
 
 __all__ = ["context", "data", "glossary"]
 
@@ -60,6 +61,11 @@ def data_get(call: ToolCall, category: str | None, key: str | None) -> None:
     Example: homeport data get limits
     """
     result = call.tool("get_custom_data", category=category, key=key)
+    if key is not None and not result["items"]:
+        # One key asked for is a lookup, not a listing: a missing one fails like `data delete` does.
+        raise ItemNotFoundError(
+            f"no custom data under category {category!r} and key {key!r}; list them with get_custom_data"
+        )
 
     def render(console: Console, r: Result) -> None:
         if not r["items"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import IO, Literal
 
 import click
@@ -84,9 +85,17 @@ def import_(
     def confirm(workspace: Workspace) -> None:
         if mode == "replace" and not yes and not dry_run:
             shown = source or DEFAULT_EXPORT_DIR
-            click.confirm(
-                f"Replace the whole memory of {workspace.root} with the export in {shown}?", abort=True, err=True
-            )
+            question = f"Replace the whole memory of {workspace.root} with the export in {shown}?"
+            try:
+                why = "" if click.confirm(question, err=True) else "the answer was no"
+            except click.Abort:  # end of input (no terminal, nothing piped in) or Ctrl-C
+                click.echo(err=True)  # end the question's line
+                why = "no answer" if sys.stdin.isatty() else "no answer: standard input is not a terminal"
+            if why:
+                # Not click's bare "Aborted!": a script that met the question learns the way through it.
+                raise click.ClickException(
+                    f"nothing was replaced ({why}); run it again with --yes to replace without asking"
+                )
 
     extra = {"dry_run": True} if dry_run else {}
     if allow_empty:

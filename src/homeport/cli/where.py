@@ -7,8 +7,6 @@ import os
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from homeport.cli._compose import domain_errors, serve_settings, shell_path, store_option, workspace_options
 from homeport.core.resolution import build_resolver
@@ -81,19 +79,19 @@ def where(
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_row("workspace", str(ws.root))
-    table.add_row("source", ws.source.value)
-    table.add_row("store", store.line())
-    table.add_row("why", ws.reason)
+    rows = [("workspace", str(ws.root)), ("source", ws.source.value), ("store", store.line()), ("why", ws.reason)]
     if served_by["process"] == "owner":
-        table.add_row("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})")
-    table.add_row("project key", f"{report['project_key'] or '-'} ({report['project_key_detail']})")
+        rows.append(("served by", f"pid {served_by['pid']} at {served_by['endpoint']} (owns {served_by['owns']})"))
+    rows.append(("project key", f"{report['project_key'] or '-'} ({report['project_key_detail']})"))
     if report["team"] is not None:
-        table.add_row("team server", report["team"])
+        rows.append(("team server", report["team"]))
     if report["trust"] is not None:
-        table.add_row("trust", report["trust"]["line"])
-    Console(soft_wrap=True).print(table)
+        rows.append(("trust", report["trust"]["line"]))
+    # Plain lines, one per field: a table pads every cell to the terminal's width and wraps long paths,
+    # which leaves trailing spaces and splits a path a person copies.
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        click.echo(f"{label:<{width}}  {value}".rstrip())
 
 
 def _identity(root: Any, trust_file: Any) -> dict[str, Any]:

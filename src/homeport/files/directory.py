@@ -394,6 +394,16 @@ class DirectoryFile:
 
     def load(self) -> Directory:
         """Raises: ConfigError: the file is missing, unreadable or invalid."""
+        loaded = self.load_if_present()
+        if loaded is None:
+            raise ConfigError(f"directory file {self.path} does not exist; create it by adding an organization")
+        return loaded
+
+    def load_if_present(self) -> Directory | None:
+        """The directory, or None when its file does not exist yet (a fresh setup).
+
+        Raises: ConfigError: the file is unreadable, invalid or not the user's own.
+        """
         try:
             # Whoever may write it (or its directory) may grant themselves every folder and workspace.
             raw = read_trusted_file(self.path)
@@ -403,7 +413,7 @@ class DirectoryFile:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"could not read directory file {self.path}: {exc}") from exc
         if text is None:
-            raise ConfigError(f"directory file {self.path} does not exist; create it by adding an organization")
+            return None
         return Directory.from_toml(text, source=str(self.path))
 
     def add_organization(self, org: str) -> Directory:

@@ -214,8 +214,8 @@ class WorkspaceResolver:
                     Seen(x.source, x.value, f"refused: {why}") if x.source is Source.CWD else x
                     for x in self.observe(call)
                 )
-                raise WorkspaceUnresolvedError(_unresolved_message(seen))
-        raise WorkspaceUnresolvedError(_unresolved_message(self.observe(call)))
+                raise _unresolved(seen)
+        raise _unresolved(self.observe(call))
 
     def _accept(self, value: str, source: Source, client_roots: list[Path] | None, *, label: str = "") -> Workspace:
         if self.settings.logical_root is not None:
@@ -298,6 +298,12 @@ class WorkspaceResolver:
         if len(folders) == 1:
             return "WORKSPACE_FOLDER_PATHS", folders[0]
         return None
+
+
+def _unresolved(seen: tuple[Seen, ...]) -> WorkspaceUnresolvedError:
+    return WorkspaceUnresolvedError(
+        _unresolved_message(seen), tuple((x.source.value, x.value, x.note or "") for x in seen)
+    )
 
 
 def _unresolved_message(seen: tuple[Seen, ...]) -> str:
