@@ -113,7 +113,8 @@ class _ServeCommand(click.Command):
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
     help="With --auth: a TOML file saying which principals may call which tools and read or write which "
-    "workspaces (docs/access-rules.md); re-read when it changes. Without it, the directory's workspace roots.",
+    "workspaces (docs/access-rules.md); re-read when it changes. Without it, the directory's workspace roots. "
+    "Over stdio with --agent: the rules naming that agent apply to it (a policy for your own agents).",
 )
 @click.option(
     "--insecure-no-auth",
@@ -167,7 +168,8 @@ class _ServeCommand(click.Command):
     "--agent",
     envvar="HOMEPORT_AGENT",
     metavar="ID",
-    help="stdio: the agent this server acts for in the file tools (env: HOMEPORT_AGENT).",
+    help="stdio: the agent this server acts for in the file tools, and the principal --access-rules "
+    "applies to (env: HOMEPORT_AGENT).",
 )
 @click.option(
     "--own",
@@ -258,18 +260,22 @@ def serve(
             level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
         )
 
-    if not use_http and (auth or public_urls or insecure_no_auth or access_rules):
+    if not use_http and (auth or public_urls or insecure_no_auth):
         raise click.UsageError(
-            "--auth, --access-rules, --public-url and --insecure-no-auth apply to --http; over stdio name the "
-            "agent with --agent"
+            "--auth, --public-url and --insecure-no-auth apply to --http; over stdio name the agent with --agent"
+        )
+    if not use_http and access_rules is not None and not agent:
+        raise click.UsageError(
+            "--access-rules over stdio applies to the agent named with --agent NAME (or HOMEPORT_AGENT): "
+            "the rules that name it bound its tools and workspaces"
         )
     if logical_workspaces and (not use_http or own):
         raise click.UsageError(
             "--logical-workspaces applies to --http without --own: a stdio server serves the project it runs in, "
             "and forwards its memory calls to a team server named by [team] url in .homeport/config.toml"
         )
-    if access_rules is not None and not auth:
-        raise click.UsageError("--access-rules needs --auth: the rules name verified principals")
+    if use_http and access_rules is not None and not auth:
+        raise click.UsageError("--access-rules needs --auth over HTTP: the rules name verified principals")
     if auth != "jwt" and (jwks_url or jwt_issuer or jwt_audience):
         raise click.UsageError("--jwks-url, --issuer and --audience apply to --auth jwt")
     if auth == "jwt" and not (jwks_url and jwt_issuer):
@@ -322,6 +328,8 @@ def serve(
     )
     runtime = build_runtime(settings)
     try:
+        if not use_http and runtime.access.rules is not None:
+            runtime.access.rules.get()  # a broken rules file stops the start here, with one clear line
         if settings.workspace:
             # Fail at start, not on the first call, when the configured default cannot be served.
             runtime.resolve(CallInputs(), write=False)

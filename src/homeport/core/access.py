@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -120,6 +120,22 @@ class WorkspaceAccess:
                 f"{decision.reason}; an operator grants it by adding {tool!r} or {group!r} to that allowlist in "
                 f"{self.rules.path}. Nothing was done."
             )
+
+    def tools_allowed(
+        self, principal: str, claims: Mapping[str, Any] | None, tools: Iterable[tuple[str, str]]
+    ) -> frozenset[str]:
+        """The names among `tools` ((name, group) pairs) that `check_tool` lets the caller call: every one
+        without rules; none while the rules file is unreadable or invalid (as every call is refused then).
+        For `tools/list`, which is a convenience: `check_tool` on every call stays the guard."""
+        pairs = list(tools)
+        if not self.auth or self.rules is None:
+            return frozenset(name for name, _ in pairs)
+        try:
+            rules = self.rules.get()
+        except ConfigError:
+            return frozenset()
+        caller = Principal.from_claims(principal, claims)
+        return frozenset(name for name, group in pairs if decide_tool(rules, caller, name, group).allowed)
 
     def explain(
         self, principal: str, claims: Mapping[str, Any] | None, root: Path, *, write: bool, key: str | None = None

@@ -134,7 +134,9 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         ),
         access=WorkspaceAccess(
             directory,
-            auth=settings.auth,
+            # Over stdio, `serve --agent NAME --access-rules FILE` names the caller the rules apply to.
+            auth=settings.auth
+            or (settings.transport == "stdio" and bool(settings.agent and settings.access_rules_file)),
             rules=AccessRulesFile(settings.access_rules_file) if settings.access_rules_file else None,
         ),
         secret=secret,

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import TokenVerifier
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, RequestStateSecurity
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.request_state import AESGCMRequestStateCodec
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams
 from mcp.types import Tool as MCPTool
+from mcp_types.version import is_version_at_least
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -31,10 +36,13 @@ from homeport.server.mcp_tools import build_tools, error_result
 from homeport.server.request import (
     SSE_MESSAGES_PATH,
     SSE_PATH,
+    STATELESS_ERA,
     WORKSPACE_QUERY,
+    caller_of,
     forget_roots,
     lenient_roots_answer,
 )
+from homeport.server.tool_listing import ToolListing
 from homeport.server.workspace_gate import WorkspaceGate
 from homeport.workspace.handles import derive_key
 
@@ -64,13 +72,34 @@ class _Server(MCPServer):
     instance owns (the daemon) sends its calls there like any other, and no client pays for their
     descriptions in its tool list. A call of a tool that is not served says what to call instead."""
 
-    def __init__(self, *args: Any, groups: tuple[str, ...], tools: list[Tool], **kwargs: Any) -> None:
-        super().__init__(*args, tools=tools, **kwargs)
+    def __init__(self, *args: Any, groups: tuple[str, ...], tools: list[Tool], runtime: Runtime, **kwargs: Any) -> None:
+        listed = [tool.name for tool in tools if CATALOG[tool.name].group != DASHBOARD]
+        self.runtime = runtime
+        self.listing = ToolListing(runtime.access, listed)
+        super().__init__(*args, tools=tools, lifespan=_watching_listing, **kwargs)
         self._groups = groups  # the groups served, for the answer to an unknown tool
         self._served = {tool.name for tool in tools}
+        if self.listing.filters:
+            # The rules may change what a session is shown: 2025-era clients are told (tool_listing.py).
+            lowlevel = self._lowlevel_server
+            initialization = lowlevel.create_initialization_options
+            lowlevel.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+                initialization, NotificationOptions(tools_changed=True)
+            )
 
     async def list_tools(self) -> list[MCPTool]:
         return [tool for tool in await super().list_tools() if CATALOG[tool.name].group != DASHBOARD]
+
+    async def _handle_list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        """The tools the caller's access rules let it call (all of them without rules)."""
+        tools = await self.list_tools()
+        if not self.listing.filters:
+            return ListToolsResult(tools=tools)
+        principal, claims = caller_of(self.runtime, get_access_token(), ctx.request)
+        connection = ctx.session._connection  # no public accessor in mcp 2.3
+        modern = is_version_at_least(ctx.protocol_version, STATELESS_ERA)
+        told = connection if not modern and connection.has_standalone_channel else None
+        return ListToolsResult(tools=self.listing.visible(tools, principal, claims, told))
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -80,9 +109,17 @@ class _Server(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
+@contextlib.asynccontextmanager
+async def _watching_listing(server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+    assert isinstance(server, _Server)
+    async with server.listing.watching():
+        yield {}
+
+
 def build_server(runtime: Runtime) -> MCPServer:
     return _Server(
         "homeport",
+        runtime=runtime,
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_roots_changed, lenient_roots_answer],

@@ -55,8 +55,10 @@ __all__ = [
     "ROOTS_INPUT",
     "SSE_MESSAGES_PATH",
     "SSE_PATH",
+    "STATELESS_ERA",
     "WORKSPACE_QUERY",
     "McpRequest",
+    "caller_of",
     "claims_of",
     "forget_roots",
     "lenient_roots_answer",
@@ -77,7 +79,7 @@ _ROOTS_NOTE = "homeport.roots_note"
 _PRINCIPAL = "homeport.principal"
 # The key of our roots/list question in an InputRequiredResult, and of its answer on the retry (2026-07-28).
 ROOTS_INPUT = "homeport.roots"
-_STATELESS_ERA = "2026-07-28"
+STATELESS_ERA = _STATELESS_ERA = "2026-07-28"
 # Where a 2026-07-28 roots answer carries the roots taken out of it (`lenient_roots_answer`).
 _IGNORED_ROOTS = "homeport/ignored_roots"
 _T = TypeVar("_T")
@@ -115,9 +117,9 @@ class McpRequest:
 
     @_once
     def principal(self) -> str:
-        """The verified bearer token's subject over HTTP with auth; `local` otherwise. Never an argument."""
-        request = self.http_request
-        return principal_of(get_access_token(), request.headers if request is not None else None)
+        """The verified bearer token's subject over HTTP with auth; over stdio the --agent the access rules
+        name (`caller_of`); `local` otherwise. Never an argument."""
+        return caller_of(self.runtime, get_access_token(), self.http_request)[0]
 
     @_once
     def agent(self) -> str | None:
@@ -142,8 +144,7 @@ class McpRequest:
         A call forwarded with this owner's own token carries the claims the front end verified for its
         agent in a header (`server.owner_token`); that header counts with no other token.
         """
-        request = self.http_request
-        return claims_of(get_access_token(), request.headers if request is not None else None)
+        return caller_of(self.runtime, get_access_token(), self.http_request)[1]
 
     @property
     def client(self) -> tuple[str | None, str | None]:
@@ -254,6 +255,24 @@ class McpRequest:
 
     def describe(self) -> dict[str, Any]:
         return {"protocol_version": self.ctx.protocol_version, "session": self.has_session}
+
+
+def caller_of(runtime: Runtime, token: AccessToken | None, request: Any) -> tuple[str, Mapping[str, Any]]:
+    """Who calls, and the claims the access rules see: the verified token's over HTTP (`principal_of`,
+    `claims_of`); over stdio with --agent and --access-rules, that agent, so that rules naming it apply.
+
+    Over stdio the user chose the agent's name when they started the server: the rules are a policy
+    for the user's own agents, not a boundary against the user (docs/access-rules.md).
+
+    Raises:
+        InvalidArgumentError: a forwarded call's claims header is not a JSON object.
+    """
+    headers = request.headers if request is not None else None
+    if token is None and request is None:
+        settings = runtime.settings
+        if settings.transport == "stdio" and settings.agent and settings.access_rules_file is not None:
+            return settings.agent, {}
+    return principal_of(token, headers), claims_of(token, headers)
 
 
 def principal_of(token: AccessToken | None, headers: Mapping[str, str] | None) -> str:
