@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command
+from sqlalchemy import text
 
 from homeport.store import SCHEMA_REVISION, Store, custom_data, decisions, patterns, progress, provenance
 from homeport.store.item_history import get_item_history
@@ -18,18 +19,42 @@ BOB = provenance.Writer("bob", "cursor", "1.0", "log_progress")
 
 
 def _fill(store) -> dict[str, dict]:
-    """Items as a 0007 Homeport leaves them: some changed, one deleted, writers recorded for some."""
-    with provenance.writing_as(ADA):
-        d = decisions.log_decision(store, "Use WAL", rationale="fast", tags=["db", "Perf"])
-    with provenance.writing_as(BOB):
-        decisions.update_decision(store, d["id"], summary="Use SQLite WAL")
-        p = progress.log_progress(store, "TODO", "ship")
+    """Items as a 0007 Homeport leaves them: some changed, one deleted."""
+    d = decisions.log_decision(store, "Use WAL", rationale="fast", tags=["db", "Perf"])
+    decisions.update_decision(store, d["id"], summary="Use SQLite WAL")
+    p = progress.log_progress(store, "TODO", "ship")
     progress.update_progress(store, p["id"], status="DONE")
     s = patterns.log_system_pattern(store, "Repository", "one per table", tags=["x"])
     c = custom_data.log_custom_data(store, "ProjectGlossary", "WAL", {"meaning": "write-ahead log"})
     gone = decisions.log_decision(store, "deleted before the upgrade")
     decisions.delete_decision(store, gone["id"])
     return {"decision": d, "progress": p, "system_pattern": s, "custom_data": c, "gone": gone}
+
+
+def _writers_as_0007_recorded_them(conn, filled: dict[str, dict]) -> None:
+    """0007 added an item_writers row for each write made by a named writer: ada created the decision,
+    bob changed it and created the progress entry; nobody was named for the rest."""
+    rows = [
+        ("decision", filled["decision"]["id"], ADA, "2026-01-01T09:00:00.000000Z"),
+        ("decision", filled["decision"]["id"], BOB, "2026-01-02T09:00:00.000000Z"),
+        ("progress", filled["progress"]["id"], BOB, "2026-01-03T09:00:00.000000Z"),
+    ]
+    for item_type, item_id, w, at in rows:
+        conn.execute(
+            text(
+                "INSERT INTO item_writers (item_type, item_id, version, principal, client, client_version, tool, "
+                "written_at) VALUES (:t, :i, NULL, :p, :c, :cv, :tool, :at)"
+            ),
+            {
+                "t": item_type,
+                "i": item_id,
+                "p": w.principal,
+                "c": w.client,
+                "cv": w.client_version,
+                "tool": w.tool,
+                "at": at,
+            },
+        )
 
 
 def _current(store) -> dict[tuple[str, int], tuple[dict, str]]:
@@ -51,6 +76,12 @@ def _check_migrated(store, filled: dict[str, dict], before: dict) -> None:
     assert get_item_history(store, "decision", filled["decision"]["id"])[0]["written_by"]["principal"] == "bob"
     assert get_item_history(store, "progress", filled["progress"]["id"])[0]["written_by"]["principal"] == "bob"
     assert get_item_history(store, "custom_data", filled["custom_data"]["id"])[0]["written_by"] is None
+    # the last recorded write moved into version 1: each write is listed once, oldest first
+    d_id = filled["decision"]["id"]
+    with store.read() as conn:
+        writes = provenance.writes_of_items(conn, "decision", [d_id])[d_id]
+        left = conn.execute(text("SELECT count(*) FROM item_writers WHERE item_type <> 'link'")).scalar()
+    assert [w["principal"] for w in writes] == ["ada", "bob"] and left == 1
     # from then on, writes add versions
     decisions.update_decision(store, filled["decision"]["id"], summary="Use WAL mode")
     assert [v["version"] for v in get_item_history(store, "decision", filled["decision"]["id"])] == [2, 1]
@@ -62,6 +93,8 @@ def test_a_sqlite_store_at_0007_with_items_is_migrated_on_open_and_every_item_ge
     filled = _fill(store)
     before = _current(store)
     downgrade(store.engine, "0007")
+    with store.engine.begin() as conn:
+        _writers_as_0007_recorded_them(conn, filled)
     store.close()
     with Store(tmp_path).engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0007"
@@ -94,6 +127,7 @@ def test_a_postgresql_workspace_at_0007_with_items_is_migrated_on_open_and_every
         config = alembic_config()
         config.attributes["connection"] = conn
         command.downgrade(config, "0007")
+        _writers_as_0007_recorded_them(conn, filled)
         conn.exec_driver_sql("UPDATE homeport.workspaces SET revision = '0007' WHERE key = %(k)s", {"k": key})
         conn.commit()
     stores.close()

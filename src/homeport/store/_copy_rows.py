@@ -183,9 +183,10 @@ def write_items(conn: Connection, checked: Sequence[CheckedItem]) -> None:
         if tags:
             conn.execute(insert(item_tags), tags)
         search_index.index_items(conn, [c.index for c in run if c.index is not None])
-        provenance.note_items(conn, item_type, [c.row["id"] for c in run])
-        if item_type in versions.VERSIONED_TYPES:
+        if item_type in versions.VERSIONED_TYPES:  # version 1, with the writer of the call
             versions.record_many(conn, item_type, [_as_read(c) for c in run])
+        else:
+            provenance.note_items(conn, item_type, [c.row["id"] for c in run])
 
 
 def _as_read(c: CheckedItem) -> dict[str, Any]:

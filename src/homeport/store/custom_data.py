@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance, versions
 from homeport.store import search as search_index
+from homeport.store import versions
 from homeport.store._common import dump_json, load_json, now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.fields import MAX_LABEL_CHARS, check_json, check_text
@@ -80,7 +80,6 @@ def upsert_custom_data(
     else:
         item_id, created = existing
         _UPDATE.run(conn, {"id": item_id, "value": body, "updated_at": stamp})
-    provenance.note(conn, ITEM_TYPE, item_id)
     # Canonical text (sorted keys), so the index is the same however the value's keys were ordered.
     text_value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     search_index.index_item(

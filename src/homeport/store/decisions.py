@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance, versions
 from homeport.store import search as search_index
+from homeport.store import versions
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.fields import MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_text
@@ -88,7 +88,6 @@ def insert_decision(
         "updated_at": updated,
     }
     item_id = _INSERT.insert(conn, {"id": item_id, **values})
-    provenance.note(conn, ITEM_TYPE, item_id)
     assign_uid(conn, ITEM_TYPE, item_id)
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
@@ -212,7 +211,6 @@ def rewrite_decision(
     )
     stamp = values["updated_at"] = now()
     conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
-    provenance.note(conn, ITEM_TYPE, decision_id)
     if tags is None:
         clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
     else:

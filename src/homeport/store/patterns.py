@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance, versions
 from homeport.store import search as search_index
+from homeport.store import versions
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
@@ -93,7 +93,6 @@ def upsert_system_pattern(
             .where(system_patterns.c.id == item_id)
             .values(name=name, description=description, updated_at=stamp)
         )
-    provenance.note(conn, ITEM_TYPE, item_id)
     if tags is not None or existing is None:
         clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     else:  # re-logging a name without tags keeps the tags it has
@@ -193,7 +192,6 @@ def rewrite_system_pattern(
         .where(system_patterns.c.id == pattern_id)
         .values(name=name, name_key=name.casefold(), description=description, updated_at=stamp)
     )
-    provenance.note(conn, ITEM_TYPE, pattern_id)
     if tags is None:
         clean = tags_of(conn, ITEM_TYPE, [pattern_id]).get(pattern_id, [])
     else:

@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import provenance, versions
 from homeport.store import search as search_index
+from homeport.store import versions
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
@@ -70,7 +70,6 @@ def insert_progress(
     if item_id is not None:
         values["id"] = item_id
     item_id = insert_row(conn, insert(progress).values(**values))
-    provenance.note(conn, ITEM_TYPE, item_id)
     assign_uid(conn, "progress", item_id)
     _index(conn, item_id, status, description, values["updated_at"])
     written = {"id": item_id, **values}
@@ -91,7 +90,6 @@ def overwrite_progress(conn: Connection, item: dict[str, Any]) -> None:
             updated_at=item["updated_at"],
         )
     )
-    provenance.note(conn, ITEM_TYPE, item["id"])
     _index(conn, item["id"], item["status"], item["description"], item["updated_at"])
     versions.record(conn, ITEM_TYPE, item["id"], item)
 
@@ -127,7 +125,6 @@ def update_progress(
         changes["updated_at"] = now()
         conn.execute(update(progress).where(progress.c.id == progress_id).values(**changes))
         row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
-        provenance.note(conn, ITEM_TYPE, progress_id)
         _index(conn, progress_id, row.status, row.description, row.updated_at)
         written = row_dict(row)
         versions.record(conn, ITEM_TYPE, progress_id, written)
@@ -161,7 +158,6 @@ def restore_progress(
         .values(status=status, description=description, parent_id=parent_id, updated_at=stamp)
     )
     row = conn.execute(select(progress).where(progress.c.id == progress_id)).one()
-    provenance.note(conn, ITEM_TYPE, progress_id)
     _index(conn, progress_id, status, description, stamp)
     written = row_dict(row)
     versions.record(conn, ITEM_TYPE, progress_id, written)

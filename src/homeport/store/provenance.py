@@ -1,9 +1,11 @@
 """Who wrote each item version: principal, client (name and version from the MCP handshake), tool.
 
 The call pipeline names the writer of a call once (`writing_as`, around the executor); every write
-of an item inside it adds one row to `item_writers` (`note`, from the item modules' insert and
-update functions, in the same transaction as the write). A write made without a writer (a test or
-a script calling the store directly) records nothing, and its version shows `written_by: null`.
+of a context or a link inside it adds one row to `item_writers` (`note`, in the same transaction as
+the write). Decisions, progress, system patterns and custom data keep every version with its writer
+in `item_versions` instead (`homeport.store.versions`, which reads `current_writer`). A write made
+without a writer (a test or a script calling the store directly) names nobody, and its version shows
+`written_by: null`.
 
 The writer travels in a context variable rather than as an argument of every store function: it is
 per call (set and reset by the pipeline on the call's own thread, copied into worker threads by
@@ -22,7 +24,7 @@ from sqlalchemy import Connection, insert, select
 
 from homeport.store._common import now
 from homeport.store.database import Prepared
-from homeport.store.schema import item_writers
+from homeport.store.schema import item_versions, item_writers
 
 __all__ = ["Writer", "current_writer", "note", "note_items", "writers_of_versions", "writes_of_items", "writing_as"]
 
@@ -108,8 +110,10 @@ def writers_of_versions(conn: Connection, item_type: str, item_id: int, versions
 def writes_of_items(conn: Connection, item_type: str, item_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
     """Every recorded write of each listed item, oldest first: who (as `Writer.describe`) and when.
 
-    Items that keep only their latest version have one row per write, so this is who created and
-    who changed them; an item written before writers were recorded has fewer rows, or none.
+    Decisions, progress, system patterns and custom data name their writer in their versions
+    (`item_versions`, since revision 0008) and add no `item_writers` row; their earlier writes stay
+    in `item_writers`. A write nobody was named for, or a deletion, is not listed; an item written
+    before writers were recorded has fewer rows, or none.
     """
     if not item_ids:
         return {}
@@ -119,8 +123,20 @@ def writes_of_items(conn: Connection, item_type: str, item_ids: Sequence[int]) -
         .where(c.item_type == item_type, c.item_id.in_(list(item_ids)))
         .order_by(c.id)
     )
+    rows = list(conn.execute(stmt).all())
+    v = item_versions.c
+    rows += conn.execute(
+        select(v.item_id, v.principal, v.client, v.client_version, v.tool, v.written_at)
+        .where(
+            v.item_type == item_type,
+            v.item_id.in_(list(item_ids)),
+            v.principal.is_not(None),
+            v.deleted.is_(False),
+        )
+        .order_by(v.version)
+    ).all()
     out: dict[int, list[dict[str, Any]]] = {}
-    for r in conn.execute(stmt).all():
+    for r in rows:
         writer = Writer(r.principal, r.client, r.client_version, r.tool)
         out.setdefault(r.item_id, []).append({**writer.describe(), "written_at": r.written_at})
     return out

@@ -1,10 +1,12 @@
 """Every version of every item: the fields each write left, who made it and when (table `item_versions`).
 
 The item modules call `record` inside the write's own transaction, after the item's row is written:
-one INSERT ... SELECT that numbers the version itself (the item's highest version + 1), so a write
-costs one statement more and no round trip to read the number first. Writers of a workspace are
-serialised (SQLite's write lock, PostgreSQL's advisory lock taken with BEGIN) and the item's row was
-written first, so two writes never compute the same number.
+one INSERT that numbers the version itself (the item's highest version + 1), with no round trip to
+read the number first. Writers of a workspace are serialised (SQLite's write lock, PostgreSQL's
+advisory lock taken with BEGIN) and the item's row was written first, so two writes never compute
+the same number. The version row also names the writer (`provenance.current_writer`), so these item
+types no longer add a row to `item_writers` as well: a write costs the statement it cost before
+(`provenance.writes_of_items` reads both tables).
 
 A delete records a version with `deleted` true holding the fields as they were: the history outlives
 the item, and `restore_version` can bring it back, until `purge_item` removes it
@@ -145,33 +147,24 @@ def _public(row: Any) -> dict[str, Any]:
     }
 
 
-# Prepared once: every write of an item runs it. The version is numbered in the statement itself.
+# Prepared once: every write of an item runs it. The version is numbered in the statement itself (a
+# scalar subquery in VALUES: SQLite runs INSERT ... SELECT from the same table through a temporary table).
 _c = item_versions.c
 _RECORD = Prepared(
-    insert(item_versions).from_select(
-        [
-            "item_type",
-            "item_id",
-            "version",
-            "fields",
-            "deleted",
-            "principal",
-            "client",
-            "client_version",
-            "tool",
-            "written_at",
-        ],
-        select(
-            bindparam("item_type", type_=String),
-            bindparam("item_id", type_=Integer),
-            func.coalesce(func.max(_c.version), 0) + 1,
-            bindparam("fields", type_=Text),
-            bindparam("deleted", type_=Boolean),
-            bindparam("principal", type_=String),
-            bindparam("client", type_=String),
-            bindparam("client_version", type_=String),
-            bindparam("tool", type_=String),
-            bindparam("written_at", type_=String),
-        ).where(_c.item_type == bindparam("item_type"), _c.item_id == bindparam("item_id")),
+    insert(item_versions)
+    .inline()  # no RETURNING of the numbered key
+    .values(
+        item_type=bindparam("item_type", type_=String),
+        item_id=bindparam("item_id", type_=Integer),
+        version=select(func.coalesce(func.max(_c.version), 0) + 1)
+        .where(_c.item_type == bindparam("item_type"), _c.item_id == bindparam("item_id"))
+        .scalar_subquery(),
+        fields=bindparam("fields", type_=Text),
+        deleted=bindparam("deleted", type_=Boolean),
+        principal=bindparam("principal", type_=String),
+        client=bindparam("client", type_=String),
+        client_version=bindparam("client_version", type_=String),
+        tool=bindparam("tool", type_=String),
+        written_at=bindparam("written_at", type_=String),
     )
 )

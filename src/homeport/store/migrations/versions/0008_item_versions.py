@@ -4,8 +4,10 @@ Revision ID: 0008
 Revises: 0007
 
 Each existing item gets version 1: its fields as they are now, written at its updated_at, by the
-writer of its last recorded write (none when no write was recorded). The fields are built here,
-frozen (a migration must not change with the code), exactly as `homeport.store.versions` builds them.
+writer of its last recorded write (none when no write was recorded). That write's `item_writers` row
+moves into version 1 (from now on these item types name their writer only in their versions; their
+earlier writes stay in `item_writers`). The fields are built here, frozen (a migration must not
+change with the code), exactly as `homeport.store.versions` builds them.
 """
 
 import json
@@ -44,6 +46,7 @@ def upgrade() -> None:
     )
     bind = op.get_bind()
     rows: list[dict[str, Any]] = []
+    moved: list[int] = []  # the item_writers rows that version 1 now holds
     for item_type, (table, names, tagged) in _FIELDS.items():
         tags: dict[int, list[str]] = {}
         if tagged:
@@ -54,7 +57,7 @@ def upgrade() -> None:
             r.item_id: r
             for r in bind.execute(
                 sa.text(
-                    "SELECT item_id, principal, client, client_version, tool FROM item_writers "
+                    "SELECT id, item_id, principal, client, client_version, tool FROM item_writers "
                     "WHERE item_type = :t ORDER BY id"
                 ),
                 {"t": item_type},
@@ -68,6 +71,8 @@ def upgrade() -> None:
             if tagged:
                 fields["tags"] = sorted(tags.get(row["id"], []), key=str.casefold)
             writer = writers.get(row["id"])
+            if writer is not None:
+                moved.append(writer.id)
             rows.append(
                 {
                     "item_type": item_type,
@@ -89,6 +94,8 @@ def upgrade() -> None:
             ).bindparams(sa.bindparam("deleted", type_=sa.Boolean)),
             [{**r, "deleted": False} for r in rows],
         )
+    if moved:
+        bind.execute(sa.text("DELETE FROM item_writers WHERE id = :id"), [{"id": i} for i in moved])
 
 
 def downgrade() -> None:
