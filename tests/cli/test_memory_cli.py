@@ -34,6 +34,7 @@ TOOL_COMMANDS = {
     "link_items": "link",
     "get_linked_items": "links",
     "search": "search",
+    "get_ready_work": "ready",
     "get_item_history": "history",
     "get_recent_activity": "activity",
     "get_memory_schema": "schema",

@@ -31,7 +31,7 @@ CONTRACT = {
     "log_system_pattern": ["name", "description", "tags", "allow_secrets", "workspace"],
     "get_system_patterns": ["tags_any", "tags_all", "limit", "workspace"],
     "delete_system_pattern": ["pattern_id", "workspace"],
-    "search": ["query", "types", "limit", "tags_any", "category", "since", "mode", "workspace"],
+    "search": ["query", "types", "limit", "tags_any", "category", "since", "mode", "workspaces", "workspace"],
     "link_items": [
         "source_type",
         "source_id",
@@ -43,6 +43,7 @@ CONTRACT = {
         "workspace",
     ],
     "get_linked_items": ["item_type", "item_id", "relationship", "linked_type", "depth", "workspace"],
+    "get_ready_work": ["limit", "workspace"],
     "get_item_history": ["item_type", "limit", "version", "before", "after", "item_id", "workspace"],
     "update_decision": [
         "decision_id",

@@ -32,6 +32,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "link": LazyCommand("homeport.cli.memory_graph:link", "Link two items with a relationship."),
     "links": LazyCommand("homeport.cli.memory_graph:links", "Items linked to an item, nearest first."),
     "search": LazyCommand("homeport.cli.memory_graph:search", "Search every item type, by words and meaning."),
+    "ready": LazyCommand("homeport.cli.ready:ready", "Progress entries with no open blocker: what to work on now."),
     "history": LazyCommand("homeport.cli.memory_graph:history", "Every version of an item: who wrote what, when."),
     "restore": LazyCommand("homeport.cli.memory_versions:restore", "Bring back an earlier version of an item."),
     "purge": LazyCommand("homeport.cli.memory_versions:purge", "Erase every version of a deleted item."),

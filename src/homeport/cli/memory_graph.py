@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -123,6 +124,13 @@ def links(
     show_default=True,
     help="words: full text only; semantic: by meaning only (the semantic extra); auto: both, fused.",
 )
+@click.option(
+    "--in",
+    "workspaces",
+    multiple=True,
+    metavar="PATH",
+    help="Also search this project (repeatable; read-only, checked as --workspace is); each hit names its project.",
+)
 @memory_tool
 def search(
     call: ToolCall,
@@ -133,6 +141,7 @@ def search(
     since: str | None,
     limit: int,
     mode: str,
+    workspaces: tuple[str, ...],
 ) -> None:
     """Search every item type, best first, by words and (with the semantic extra) by meaning.
 
@@ -151,6 +160,7 @@ def search(
         since=since,
         limit=limit,
         mode=mode,
+        workspaces=[str(Path(w).absolute()) for w in workspaces] or None,
     )
 
     def render(console: Console, r: Result) -> None:
@@ -161,9 +171,11 @@ def search(
             console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: only found by words", style="dim")
         if not r["results"]:
             return empty_line(console, f"matches for {query!r}")
-        table = item_table("type", "id", "match", "updated")
+        across = "workspaces" in r
+        table = item_table(*(("project",) if across else ()), "type", "id", "match", "updated")
         for hit in r["results"]:
-            table.add_row(hit["type"], str(hit["id"]), snippet(hit), when(hit["updated_at"]))
+            where = (Path(hit["workspace"]).name or hit["workspace"],) if across else ()
+            table.add_row(*where, hit["type"], str(hit["id"]), snippet(hit), when(hit["updated_at"]))
         console.print(table)
 
     call.show(result, render)

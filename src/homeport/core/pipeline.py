@@ -431,6 +431,10 @@ class CallPipeline:
         spec, workspace = route.spec, route.workspace
         if route.request.forwarded or not spec.goes_to_owner or workspace is None or workspace.logical_key is not None:
             return  # a forwarded call is served here (one hop at most); a key is served where its store is
+        if route.arguments.get("workspaces") and not spec.write:
+            # A read across several workspaces (search) is served where the client's roots are known: an
+            # owner, sent the call, could not bound the other workspaces by them, and refuses it.
+            return
         team = self.runtime.team
         if team is not None and spec.goes_to_team:
             may_wait("the project's team configuration")

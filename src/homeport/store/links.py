@@ -105,8 +105,8 @@ def get_linked_items(
     with store.read() as conn:
         require_item(conn, item_type, item_id)
         if item_type == blocking.ITEM_TYPE and (relationship or "").strip() == blocking.BLOCKED_BY:
-            found = blocking.blockers_of(conn, item_id)
-            return [f for f in found if linked_type is None or f["type"] == linked_type]
+            blockers = blocking.blockers_of(conn, item_id)
+            return [b for b in blockers if linked_type is None or b["type"] == linked_type]
         start = (item_type, item_id)
         seen = {start}
         frontier = [start]

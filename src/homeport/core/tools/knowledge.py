@@ -1,22 +1,29 @@
-"""Memory tools across item types: search, links, history, activity, schema, batch, export/import."""
+"""Memory tools across item types: search, links, ready work, history, activity, schema, batch, export/import."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from homeport.core.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
 from homeport.core.pipeline import Call
+from homeport.core.project_switches import check_project_switches
 from homeport.core.semantic import SearchMode
 from homeport.core.tools.memory import IdArg, Json, LimitArg
-from homeport.store import activity, batch, catalog, item_history, links, transfer
+from homeport.errors import InvalidWorkspaceError, WorkspaceDeniedError
+from homeport.store import activity, batch, blocking, catalog, item_history, links, transfer
 from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
+from homeport.store.loop_calls import may_wait
+from homeport.workspace import CallInputs, Workspace
 
 __all__ = ["ItemType"]
 
 ItemType = Literal["decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"]
 BatchType = Literal["decision", "progress", "system_pattern", "custom_data"]
+# A query across more projects than this is a crawl, not a search.
+MAX_EXTRA_WORKSPACES = 20
 TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-21T09:00:00Z.")]
 
 
@@ -26,7 +33,8 @@ TimeArg = Annotated[str | None, Field(description="ISO 8601 time, e.g. 2026-11-2
     "Search every item type, best first. mode: auto (default) fuses word and meaning matches; words is "
     'full-text only (FTS5 syntax works: "exact phrase", prefix*, OR); semantic is by meaning only. Results '
     "say mode_used and not_yet_embedded. category narrows to custom data of that category (ProjectGlossary: "
-    "the glossary).",
+    "the glossary). workspaces adds other projects (read-only, each checked as `workspace` is): every result "
+    "then names its `workspace`.",
     name="search",
 )
 def search_items(
@@ -38,17 +46,104 @@ def search_items(
     category: str | None = None,
     since: TimeArg = None,
     mode: SearchMode = "auto",
+    workspaces: Annotated[
+        list[str] | None,
+        Field(
+            max_length=MAX_EXTRA_WORKSPACES,
+            description="Also search these projects (absolute paths, file:// URIs or handles), with `workspace`.",
+        ),
+    ] = None,
 ) -> Any:
-    return call.runtime.semantic.search(
-        call.store, query, mode=mode, types=types, tags_any=tags_any, category=category, since=since, limit=limit
-    )
+    def one(store: Any) -> dict[str, Any]:
+        return call.runtime.semantic.search(
+            store, query, mode=mode, types=types, tags_any=tags_any, category=category, since=since, limit=limit
+        )
+
+    if not workspaces:
+        return one(call.store)
+    assert call.workspace is not None
+    searched = [call.workspace, *_other_workspaces(call, workspaces)]
+    hits: list[dict[str, Any]] = []
+    modes: set[str] = set()
+    notes: list[str] = []
+    for workspace in searched:
+        store = call.store if workspace is call.workspace else call.runtime.store_for(workspace, write=False)
+        found = one(store)
+        modes.add(found["mode_used"])
+        if found.get("note"):
+            notes.append(f"{workspace.key}: {found['note']}")
+        hits.extend({**hit, "workspace": workspace.key} for hit in found["results"])
+    # Scores of one mode compare across stores (the same ranking function); best first, then by workspace order.
+    order = {w.key: i for i, w in enumerate(searched)}
+    hits.sort(key=lambda hit: (-float(hit.get("score") or 0.0), order[hit["workspace"]]))
+    out: dict[str, Any] = {
+        "results": hits[:limit],
+        "mode_used": modes.pop() if len(modes) == 1 else "mixed",
+        "workspaces": [w.describe() for w in searched],
+    }
+    if notes:
+        out["note"] = "; ".join(notes)
+    return out
+
+
+def _other_workspaces(call: Call, named: list[str]) -> list[Workspace]:
+    """The workspaces `named` (beside the call's own), each resolved and access-checked exactly as the
+    `workspace` argument is: the same guards, the same principal, bounded by the client's roots the call's
+    own workspace was checked against (a handle carries them), and the project's switches. Duplicates of
+    the call's workspace or of each other are searched once.
+
+    Raises:
+        WorkspaceError: a workspace that does not resolve, is outside a guard or the client's roots, or
+            the call was forwarded (an owner does not know the roots of the client behind the forwarder).
+        PermissionDeniedError: the caller may not read one, or its project turns search off.
+    """
+    assert call.workspace is not None and call.inputs is not None
+    if call.request.forwarded:
+        raise WorkspaceDeniedError(
+            "search with workspaces was forwarded here by another Homeport, and this process does not know the "
+            "roots of the client behind it, which bound every workspace it names; nothing was searched. Search "
+            "each workspace on its own, or call the Homeport the client talks to"
+        )
+    roots = call.inputs.roots
+    if roots is None and call.workspace.client_roots is not None:
+        roots = tuple(root.as_uri() for root in call.workspace.client_roots)
+    spec = CATALOG["search"]
+    seen = {call.workspace.key}
+    found: list[Workspace] = []
+    for argument in named:
+        may_wait("the other workspaces' directories and stores")
+        inputs = CallInputs(principal=call.inputs.principal, argument=argument or None, roots=roots)
+        inputs = dataclasses.replace(inputs, roots_note=call.inputs.roots_note)
+        if inputs.argument is None:
+            raise InvalidWorkspaceError("workspaces lists an empty name; give each as an absolute path or file:// URI")
+        workspace = call.runtime.resolve(inputs, write=False)
+        call.runtime.access.check(
+            call.request.principal,
+            workspace.root,
+            write=False,
+            claims=call.request.claims,
+            key=workspace.logical_key,
+        )
+        if workspace.logical_key is None:
+            check_project_switches(workspace.root, spec)
+            team = call.runtime.team
+            if team is not None and team.route(workspace.root) is not None:
+                raise WorkspaceDeniedError(
+                    f"{workspace.root} keeps its memory on its team server, which a search across workspaces "
+                    "does not reach; search it on its own (without workspaces)"
+                )
+        if workspace.key not in seen:
+            seen.add(workspace.key)
+            found.append(workspace)
+    return found
 
 
 @CATALOG.tool(
     "memory",
     WRITE_IDEMPOTENT,
     "Link two items with a typed relationship (e.g. implements, depends_on, relates_to). Both must exist; "
-    "contexts have id 1. Linking the same pair and relationship again returns the existing link.",
+    "contexts have id 1. Linking the same pair and relationship again returns the existing link. Between "
+    "progress entries, blocks / blocked_by is a dependency (get_ready_work): a link closing a cycle is refused.",
     scan=Scan.ARGUMENTS,
 )
 def link_items(
@@ -83,6 +178,18 @@ def get_linked_items(
     return links.get_linked_items(
         call.store, item_type, item_id, relationship=relationship, linked_type=linked_type, depth=depth
     )
+
+
+@CATALOG.tool(
+    "memory",
+    READ,
+    "What can be worked on now: open progress entries (status not DONE) none of whose blockers is open, each "
+    "with `ready_because`; `blocked` lists the others and what blocks them. There is no priority field: "
+    "ordered by status (IN_PROGRESS, TODO, others, BLOCKED), then oldest first. Block one entry on another "
+    "with link_items(relationship='blocks' or 'blocked_by'); mark it DONE with update_progress.",
+)
+def get_ready_work(call: Call, limit: LimitArg = 50) -> Json:
+    return blocking.ready_work(call.store, limit=limit)
 
 
 @CATALOG.tool(
