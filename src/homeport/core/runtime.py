@@ -11,6 +11,7 @@ from typing import Any
 
 from homeport.core.access import AccessRulesFile, WorkspaceAccess
 from homeport.core.deployment import deployment_secret
+from homeport.core.discovery import stores_under
 from homeport.core.file_access import DirectoryCache, FileAreaService
 from homeport.core.resolution import build_resolver
 from homeport.core.semantic import SemanticSearch
@@ -66,8 +67,9 @@ class Runtime:
         return self.stores.get(workspace.root, create=write if create is None else create, key=workspace.logical_key)
 
     def known_workspaces(self) -> dict[Path, str]:
-        """The workspaces this process knows, each with why: `owned` in the instance registry, or
-        `recent` (its store is open: a client used it lately). Known is not allowed: every use is checked.
+        """The workspaces this process knows, each with why: `owned` in the instance registry, `recent`
+        (its store is open: a client used it lately), or `found` (a project with a store under the allowed
+        roots, see `discovery`). Known is not allowed: every use is checked.
 
         Raises:
             RegistryError: the instance registry cannot be read.
@@ -80,6 +82,9 @@ class Runtime:
                     known[Path(owned)] = "owned"
         for root in self.stores.roots():
             known.setdefault(root, "recent")
+        if self.settings.allow_roots and self.settings.store_url is None:  # a PostgreSQL store has no files
+            for root in stores_under(self.settings.allow_roots, self.resolver.settings.guard):
+                known.setdefault(root, "found")
         return known
 
     def close(self) -> None:
