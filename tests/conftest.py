@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +23,79 @@ _SHARED_MACHINE = {"deadline": None, "suppress_health_check": [HealthCheck.too_s
 settings.register_profile("ci", max_examples=100, **_SHARED_MACHINE)
 settings.register_profile("deep", max_examples=1000, **_SHARED_MACHINE)
 settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
+
+
+# Running in parallel (pytest-xdist: `-n auto --dist loadgroup` in pyproject's addopts). Each worker is
+# a session of its own, so the session fixtures (the PostgreSQL and MariaDB databases under unique
+# names, the pgvector server on a free port) are per worker already. What workers could still share
+# goes into a group that runs on one worker, one test after another (`_group`):
+# - the tests that start owner processes (`serve --own`): each takes the first free port from 50001 in its own
+#   registry and listens on it a moment later, so two on different workers could pick the same one;
+# - a module with a module- or class-scoped fixture (a browser, a server started once for the module,
+#   a built wheel): its tests stay together, so the fixture is made once rather than once per worker;
+# - the tests on the pgvector server: one worker starts it, not each.
+# xdist's own loadgroup cannot do this with pytest 9 (it renames node ids to carry the group, which
+# pytest 9 no longer lets it do), so the scheduler below reads the groups from the test files.
+OWNERS_GROUP = "owners-from-port-50001"
+_WIDE_SCOPE = re.compile(r"""scope=["'](module|class|package)["']""")
+
+
+@functools.cache
+def _test_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _group(rootdir: Path, nodeid: str) -> str:
+    """The unit of work `nodeid` is scheduled in: its group, or the test alone."""
+    file = nodeid.split("::", 1)[0]
+    source = _test_file(rootdir / file)
+    if '"--own"' in source and "subprocess" in source:
+        return OWNERS_GROUP
+    if _WIDE_SCOPE.search(source):
+        return file
+    if "pgvector" in nodeid:
+        return "pgvector"
+    return nodeid
+
+
+# Workers for `-n auto` (pyproject's addopts): 4 on 2 cores measured fastest for the whole suite, as most
+# tests wait on subprocesses and sockets (see /work/notes/ci.md); none for a single file or test, where
+# starting workers costs more than it saves. PYTEST_XDIST_AUTO_NUM_WORKERS=N, or -n N, decides otherwise.
+WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    args = [a for a in config.args if not a.startswith("-")]
+    one_file = len(args) == 1 and args[0].split("::", 1)[0].endswith(".py")
+    if one_file or (args and all("::" in a for a in args)):
+        return 0
+    return WORKERS
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """Groups first, the largest first; then single tests in the order collected (see `_in_order`)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(config.rootpath, nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker: the end-to-end tests first, so no worker is left with a long one at the end."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture
