@@ -37,7 +37,8 @@ class Pipe:
         self.process.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
         self.process.stdin.flush()
 
-    def receive(self, within: float = 10) -> dict[str, Any]:
+    def receive(self, within: float = 60) -> dict[str, Any]:
+        """The next line: as soon as it comes (the first waits for the server's start-up, slow on a busy machine)."""
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], within)
         assert ready, f"no answer within {within}s"
@@ -123,7 +124,7 @@ def test_the_server_exits_promptly_when_stdin_closes_even_while_it_waits_on_the_
         code = pipe.process.wait(timeout=10)
         took = time.monotonic() - started
     assert code == 0
-    assert took < 2.5
+    assert took < 4.5  # not the 5 s it would wait for the roots (on a busy machine, exiting itself can take seconds)
 
 
 def test_ctrl_c_stops_a_stdio_server_cleanly(tmp_path: Path) -> None:

@@ -317,6 +317,7 @@ def test_statements_the_property_caught_change_nothing(harness, sql):
         'SELECT 1 AS "a\\" , LOAD_FILE(\'/etc/hostname\') AS f -- "',
         f"SELECT 'a\\' , 1 INTO OUTFILE '{MARKER}' -- '",
     ],
+    ids=["load-file-in-quotes", "load-file-in-double-quotes", "into-outfile"],  # MARKER is new each run
 )
 def test_a_server_whose_sql_mode_reads_quotes_differently_is_not_fooled(harness, sql_mode, sql):
     """Regression: with NO_BACKSLASH_ESCAPES the first query returned the server's /etc/hostname."""

@@ -59,10 +59,10 @@ def test_a_unix_endpoint_is_live_only_while_its_socket_answers_with_the_owners_p
     owner = Owner(f"unix:{path}", os.getpid(), time.time() - 3600, "0.1.0")
     assert healthz(owner.endpoint, 0.5) is None and not Liveness(timeout=0.5)(owner)  # no socket at all
     with _answering(path, json.dumps({"status": "ok", "pid": os.getpid()}).encode()):
-        assert healthz_pid(owner.endpoint, 1.0) == os.getpid()
-        assert Liveness(timeout=1.0)(owner)
+        assert healthz_pid(owner.endpoint, 10) == os.getpid()  # generous: a busy machine answers late, not never
+        assert Liveness(timeout=10)(owner)
         # A reused pid does not fool it: the socket names another process.
-        assert not Liveness(timeout=1.0)(Owner(owner.endpoint, os.getpid() + 1, owner.started_at, "0.1.0"))
+        assert not Liveness(timeout=10)(Owner(owner.endpoint, os.getpid() + 1, owner.started_at, "0.1.0"))
     # The socket file left behind by a dead daemon: nothing listens, so not live.
     assert path.exists() and healthz(owner.endpoint, 0.5) is None and not Liveness(timeout=0.5)(owner)
 

@@ -108,7 +108,7 @@ def arrive(driver: Any, fragment: str) -> None:
     """Wait until the browser has navigated to a URL containing `fragment` and the page has loaded."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 10).until(
+    WebDriverWait(driver, 30).until(
         lambda d: fragment in d.current_url and d.execute_script("return document.readyState") == "complete"
     )
 
@@ -125,7 +125,7 @@ def follow(driver: Any, act: Any, fragment: str) -> None:
 
     page = driver.find_element(By.TAG_NAME, "html")
     act()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
     arrive(driver, fragment)
 
 
