@@ -21,7 +21,7 @@ from homeport import __version__
 from homeport.cli._compose import default_state_dir, domain_errors, shell_path
 from homeport.errors import ConfigError
 from homeport.registry import InstanceRegistry, Owner
-from homeport.workspace import canonical_directory, is_within
+from homeport.workspace import WorkspaceGuard, canonical_directory, default_denied, is_within
 
 __all__ = ["own_workspaces", "state_dir_option", "status"]
 
@@ -55,7 +55,8 @@ def own_workspaces(
     auth: bool = False,
 ) -> tuple[int, Path | None]:
     """The port to listen on, and the owner's secret file (with --own). With --own, first make the
-    owner's secret, then register DIRS (default: the allowed roots) as owned by this process, on the
+    owner's secret, then register DIRS (default: the project the current directory lies in, else the
+    allowed roots) as owned by this process, on the
     port they had last time or the first free one from 50001, and remove the entries again when the
     process exits (SIGTERM and SIGINT end uvicorn cleanly).
 
@@ -77,7 +78,7 @@ def own_workspaces(
     if not use_http:
         raise click.UsageError("--own needs --http: an owner is reached over HTTP by other instances")
     allowed = [canonical_directory(shell_path(p) or p) for p in allow_roots] or [canonical_directory(os.getcwd())]
-    owned = [canonical_directory(shell_path(d) or d) for d in dirs] or allowed
+    owned = [canonical_directory(shell_path(d) or d) for d in dirs] or _project_here(allowed)
     outside = [str(d) for d in owned if not any(is_within(d, a) for a in allowed)]
     if outside:
         raise ConfigError(
@@ -100,6 +101,21 @@ def own_workspaces(
     click.echo(f"homeport pid {owner.pid} owns {', '.join(map(str, owned))} at {owner.endpoint}", err=True)
     assert owner.port is not None
     return owner.port, secret_file
+
+
+def _project_here(allowed: list[Path]) -> list[Path]:
+    """What `--own` without DIR owns: the project the current directory lies in, found as a call from
+    here finds it (the nearest .homeport/ or git repository, never above the allowed root); outside a
+    project, or outside the allowed roots, the allowed roots themselves.
+
+    Raises:
+        WorkspaceDeniedError: the nearest .homeport is a symlink or not a directory.
+    """
+    here = canonical_directory(os.getcwd())
+    if not any(is_within(here, a) for a in allowed):
+        return allowed
+    found = WorkspaceGuard(default_denied(Path.home()), allow_roots=tuple(allowed)).project_root(here)
+    return [found.path] if found.is_project else allowed
 
 
 def _exit_on_sigterm(signum: int, _frame: Any) -> None:
