@@ -234,6 +234,7 @@ def test_exports_are_pinned() -> None:
         "DirectoryFile",
         "FolderOwner",
         "Organization",
+        "check_display_name",
         "check_id",
         "check_workspace_root",
     ]

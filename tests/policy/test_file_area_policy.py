@@ -250,6 +250,7 @@ def test_the_policy_module_imports_nothing_that_does_io() -> None:
         "dataclasses",
         "typing",
         "homeport.errors",
+        "homeport._folder_ids",  # uuid + json only: the area uuid, shared with files.directory
     }
 
 
@@ -267,6 +268,7 @@ def test_my_scopes_list_only_the_callers_own_folder() -> None:
     (entry,) = list_readable_folders(ANN, "my_private", agents=AGENTS, teams=TEAMS)
     assert entry == {
         "name": "ann (agent, private)",
+        "display_name": "ann",  # the folder id, without a name in the directory
         "uuid": folder_uuid(ORG, "ann", "private"),
         "scope": "private",
         "path": "organizations/acme/workspaces/ann/private",

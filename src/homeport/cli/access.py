@@ -67,6 +67,7 @@ def directory() -> None:
       homeport directory add-team acme platform
       homeport directory add-agent acme ada --team platform
       homeport directory set-leadership acme ada
+      homeport directory set-name acme platform "Platform team"
       homeport directory add-workspace-root acme /srv/acme
     """
 
@@ -119,6 +120,18 @@ def directory_add_agent(
     """Add an agent to an organization, optionally in a team."""
     _directory_file(data_dir, directory_file).add_agent(org, agent, team)
     click.echo(f"added agent {agent} to {org}" + (f" in team {team}" if team else ""))
+
+
+@directory.command("set-name")
+@click.argument("org")
+@click.argument("folder_id", metavar="FOLDER_ID")
+@click.argument("name")
+@data_dir_option
+@domain_errors
+def directory_set_name(org: str, folder_id: str, name: str, data_dir: Path | None, directory_file: Path | None) -> None:
+    """Give an agent's or team's folders a display name (list_folders shows it); "" removes it."""
+    _directory_file(data_dir, directory_file).set_name(org, folder_id, name or None)
+    click.echo(f"{org}/{folder_id}: " + (f"display name {name!r}" if name else "no display name"))
 
 
 @directory.command("set-leadership")

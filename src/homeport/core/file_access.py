@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from homeport.errors import ConfigError, PermissionDeniedError
+from homeport.errors import ConfigError, FileAreaError, PermissionDeniedError
 from homeport.files import areas
 from homeport.files.directory import Directory, DirectoryFile
 from homeport.policy import file_areas as policy
@@ -71,17 +71,29 @@ class FileAreaService:
         caller = self.caller(agent_id)
         directory = self.directory.get()
         return policy.list_readable_folders(
-            caller, list_scope, agents=directory.agents_of(caller.org), teams=directory.teams_of(caller.org)
+            caller,
+            list_scope,
+            agents=directory.agents_of(caller.org),
+            teams=directory.teams_of(caller.org),
+            names=directory.names_of(caller.org),
         )
 
     def open(self, agent_id: str | None, folder_id: str, scope: str, action: str) -> OpenArea:
         """The area of `folder_id`/`scope` for `action` (read, write, delete), once the policy allows it.
+        `folder_id` is an agent or team id, or the uuid of one of its areas (from list_folders).
 
         Raises:
             PermissionDeniedError: no agent, an agent missing from the directory, or the policy refuses.
+            FileAreaError: no such folder, or a uuid of the folder's other scope.
         """
         caller = self.caller(agent_id)
         owner = self.directory.get().folder_owner(caller.org, folder_id)
+        if owner.scope is not None and owner.scope != scope:
+            raise FileAreaError(
+                f"folder {folder_id!r} is the uuid of {owner.folder_id!r}'s {owner.scope} area, and the call says "
+                f"scope {scope!r}; pass scope {owner.scope!r}, or the uuid list_folders gives for the {scope} area"
+            )
+        folder_id = owner.folder_id
         exists = areas.area_exists(self.data_dir, caller.org, folder_id, scope) if scope in policy.SCOPES else True
         if action == "write" and not exists:
             action = "create"  # a folder that is not on disk yet: only its owner or team may create it

@@ -14,12 +14,17 @@ methods of `DirectoryFile` (under a lock, atomically). Format::
 
     [organizations.acme.agents.carl]    # an agent without a team
 
+    [organizations.acme.names]      # display names of folders (agents and teams); optional
+    ada = "Ada's desk"
+    platform = "Platform team"
+
 Rules, checked on load and on every edit (a break raises `ConfigError` naming the bad value):
 ids are 1-64 characters of letters, digits, ``.``, ``_`` and ``-``, starting with a letter or a
 digit (they become directory names); an agent's team is one of its organization's teams; agent
 and team ids are unique within an organization (they share the ``workspaces/`` directory); an
 agent id is unique across all organizations; leadership names agents of the same organization;
-workspace roots are absolute paths without ``..``, each listed once (read-write or read-only).
+workspace roots are absolute paths without ``..``, each listed once (read-write or read-only);
+a display name names an agent or team of its organization and is 1-100 printable characters.
 Edits rewrite the file in a canonical, sorted form, so comments are not kept.
 """
 
@@ -33,13 +38,25 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, Literal
 
+from homeport._folder_ids import folder_uuid, looks_like_uuid
 from homeport._trusted_files import UntrustedPathError, read_trusted_file
 from homeport.errors import ConfigError, FileAreaError
 from homeport.files._atomic import locked, write_atomically
 
-__all__ = ["AgentRef", "Directory", "DirectoryFile", "FolderOwner", "Organization", "check_id", "check_workspace_root"]
+__all__ = [
+    "AgentRef",
+    "Directory",
+    "DirectoryFile",
+    "FolderOwner",
+    "Organization",
+    "check_display_name",
+    "check_id",
+    "check_workspace_root",
+]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_SCOPES = ("private", "shared")  # the areas of a folder (policy.file_areas.SCOPES; files may not import policy)
+_NAME_LIMIT = 100
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -67,12 +84,14 @@ class AgentRef:
 
 @dataclass(frozen=True)
 class FolderOwner:
-    """Who owns the folder `folder_id` of `org`; `team` is the agent's team, or the team itself."""
+    """Who owns the folder `folder_id` of `org`; `team` is the agent's team, or the team itself.
+    `scope` is set when the folder was named by its area's uuid, which names one scope."""
 
     org: str
     folder_id: str
     kind: Literal["agent", "team"]
     team: str | None
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,22 @@ class Organization:
     leadership: tuple[str, ...] = ()
     workspace_roots: tuple[str, ...] = ()  # absolute; its agents may use workspaces inside them
     read_only_workspace_roots: tuple[str, ...] = ()
+    names: Mapping[str, str] = field(default_factory=dict)  # folder id (agent or team) -> display name
+
+
+def check_display_name(value: object, where: str = "display name") -> str:
+    """`value`, stripped, as a display name.
+
+    Raises:
+        ConfigError: not a string, empty, longer than 100 characters, or holding control characters.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where} {value!r} is not a name; pass 1-{_NAME_LIMIT} printable characters")
+    if any(c < " " or c == "\x7f" for c in value):
+        raise ConfigError(f"{where} {value!r} contains control characters; pass printable characters only")
+    if len(value.strip()) > _NAME_LIMIT:
+        raise ConfigError(f"{where} is {len(value.strip())} characters long; the limit is {_NAME_LIMIT}")
+    return value.strip()
 
 
 def check_workspace_root(value: object, where: str = "workspace root") -> str:
@@ -117,6 +152,7 @@ class Directory:
                 tuple(org.leadership),
                 tuple(org.workspace_roots),
                 tuple(org.read_only_workspace_roots),
+                MappingProxyType(dict(org.names)),
             )
             for org in organizations
         }
@@ -154,6 +190,13 @@ class Directory:
                 raise ConfigError(
                     f"agent {agent_id!r} is in unknown team {team!r} {where} (teams: {known}); add the team first"
                 )
+        for folder_id, name in org.names.items():
+            if folder_id not in org.agents and folder_id not in org.teams:
+                raise ConfigError(
+                    f"display name {name!r} is for {folder_id!r}, neither an agent nor a team {where}; "
+                    "add it first, or remove the name"
+                )
+            check_display_name(name, f"display name of {folder_id!r} {where}")
         for agent_id in org.leadership:
             if agent_id not in org.agents:
                 raise ConfigError(f"leadership names unknown agent {agent_id!r} {where}; add the agent first")
@@ -196,14 +239,33 @@ class Directory:
         """Raises: ConfigError: unknown `org`."""
         return list(self.organization(org).teams)
 
+    def name_of(self, org: str, folder_id: str) -> str | None:
+        """The display name of folder `folder_id` of `org`, or None. Raises: ConfigError: unknown `org`."""
+        return self.organization(org).names.get(folder_id)
+
+    def names_of(self, org: str) -> dict[str, str]:
+        """Raises: ConfigError: unknown `org`."""
+        return dict(self.organization(org).names)
+
     def folder_owner(self, org: str, folder_id: str) -> FolderOwner:
-        """Find the agent or team whose id is `folder_id` in `org`.
+        """Find the agent or team whose id is `folder_id` in `org`; `folder_id` may also be the uuid of
+        one of its areas (as `list_folders` returns), which names the scope too (`FolderOwner.scope`).
 
         Raises:
             ConfigError: `org` is not in the directory.
-            FileAreaError: `folder_id` is neither an agent nor a team of `org`.
+            FileAreaError: `folder_id` is neither an agent nor a team of `org`, nor an area uuid of one.
         """
         organization = self.organization(org)
+        if looks_like_uuid(folder_id):
+            wanted = folder_id.lower()
+            for candidate in (*organization.teams, *organization.agents):
+                for scope in _SCOPES:
+                    if folder_uuid(org, candidate, scope) == wanted:
+                        return replace(self.folder_owner(org, candidate), scope=scope)
+            raise FileAreaError(
+                f"folder {folder_id!r} is the uuid of no folder of organization {org!r}; "
+                "call list_folders to see the folder ids and uuids you can use"
+            )
         if folder_id in organization.teams:
             return FolderOwner(org, folder_id, "team", folder_id)
         if folder_id in organization.agents:
@@ -274,6 +336,21 @@ class Directory:
             )
         )
 
+    def with_name(self, org: str, folder_id: str, name: str | None) -> Directory:
+        """`folder_id`'s display name set to `name`, or removed when `name` is None or empty."""
+        current = self.organization(org)
+        names = dict(current.names)
+        if name:
+            names[folder_id] = check_display_name(name, f"display name of {folder_id!r}")
+            if folder_id not in current.agents and folder_id not in current.teams:
+                raise ConfigError(
+                    f"{folder_id!r} is neither an agent nor a team of organization {org!r}; add it first "
+                    "(homeport directory add-agent or add-team)"
+                )
+        else:
+            names.pop(folder_id, None)
+        return self._replacing(replace(current, names=names))
+
     def _replacing(self, org: Organization) -> Directory:
         return Directory([*(o for o in self._orgs.values() if o.name != org.name), org])
 
@@ -316,6 +393,9 @@ class Directory:
                 team = org.agents[agent_id]
                 if team is not None:
                     lines.append(f"team = {_string(team)}")
+            if org.names:
+                lines += ["", f"[organizations.{_key(name)}.names]"]
+                lines += [f"{_key(folder_id)} = {_string(org.names[folder_id])}" for folder_id in sorted(org.names)]
         return "\n".join(lines) + "\n"
 
 
@@ -326,7 +406,10 @@ def _parse(data: dict[str, Any]) -> list[Organization]:
     for name, body in orgs.items():
         where = f"organizations.{name}"
         body = _table(body, where)
-        _only_keys(body, {"leadership", "teams", "agents", "workspace_roots", "read_only_workspace_roots"}, where)
+        _only_keys(
+            body, {"leadership", "teams", "agents", "workspace_roots", "read_only_workspace_roots", "names"}, where
+        )
+        names = _table(body.get("names", {}), f"{where}.names")
         agents: dict[str, str | None] = {}
         for agent_id, agent_body in _table(body.get("agents", {}), f"{where}.agents").items():
             agent_body = _table(agent_body, f"{where}.agents.{agent_id}")
@@ -345,6 +428,7 @@ def _parse(data: dict[str, Any]) -> list[Organization]:
                 read_only_workspace_roots=_roots(
                     body.get("read_only_workspace_roots", []), f"{where}.read_only_workspace_roots"
                 ),
+                names={k: check_display_name(v, f"{where}.names.{k}") for k, v in names.items()},
             )
         )
     return result
@@ -440,6 +524,9 @@ class DirectoryFile:
     def remove_workspace_root(self, org: str, root: str) -> Directory:
         """Raises: ConfigError: see `Directory.without_workspace_root`; the file is left unchanged."""
         return self._edit(lambda d: d.without_workspace_root(org, root))
+
+    def set_name(self, org: str, folder_id: str, name: str | None) -> Directory:
+        return self._edit(lambda d: d.with_name(org, folder_id, name))
 
     def _edit(self, change: Callable[[Directory], Directory]) -> Directory:
         # Re-read under the lock so that concurrent edits from other processes are not lost.

@@ -16,12 +16,11 @@ to create it.
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from homeport._folder_ids import folder_uuid
 from homeport.errors import FileAreaError, PermissionDeniedError
 
 __all__ = [
@@ -210,19 +209,12 @@ def render_markdown_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-# A fixed namespace so that folder uuids stay the same across processes and releases.
-_FOLDER_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://homeport.invalid/file-areas")
-
-
-def folder_uuid(org: str, folder_id: str, scope: str) -> str:
-    """A stable id for one area; JSON-encoding the parts keeps distinct triples distinct."""
-    return str(uuid.uuid5(_FOLDER_NAMESPACE, json.dumps([org, folder_id, scope])))
-
-
-def _entry(org: str, folder_id: str, owner_kind: str, scope: str) -> dict[str, str]:
+def _entry(org: str, folder_id: str, owner_kind: str, scope: str, names: Mapping[str, str]) -> dict[str, str]:
+    display = names.get(folder_id, folder_id)
     return {
-        "name": f"{folder_id} ({owner_kind}, {scope})",
-        "uuid": folder_uuid(org, folder_id, scope),
+        "name": f"{display} ({owner_kind}, {scope})",
+        "display_name": display,
+        "uuid": folder_uuid(org, folder_id, scope),  # a folder_id too: it names this folder and scope
         "scope": scope,
         "path": f"organizations/{org}/workspaces/{folder_id}/{scope}",
         "folder_id": folder_id,
@@ -236,11 +228,13 @@ def list_readable_folders(
     *,
     agents: Mapping[str, str | None],
     teams: Iterable[str],
+    names: Mapping[str, str] | None = None,
 ) -> list[dict[str, str]]:
     """The folders `list_folders(list_scope)` shows to `caller`, filtered through `decide`.
 
     `agents` maps every agent id of the caller's organization to its team (or None) and `teams`
-    lists the organization's team ids: a snapshot of the directory, passed in as plain data.
+    lists the organization's team ids: a snapshot of the directory, passed in as plain data;
+    `names` holds the display names the directory gives folders (the folder id otherwise).
     Folders are listed whether or not they exist on disk yet.
 
     Raises:
@@ -249,18 +243,19 @@ def list_readable_folders(
     if list_scope not in LIST_SCOPES:
         raise FileAreaError(f"list scope {list_scope!r} is not one of: {', '.join(LIST_SCOPES)}")
     org = caller.org
+    shown = names or {}
     if list_scope in ("my_private", "my_shared"):
         scope = "private" if list_scope == "my_private" else "shared"
-        return [_entry(org, caller.agent_id, "agent", scope)]
+        return [_entry(org, caller.agent_id, "agent", scope, shown)]
     if list_scope in ("team_private", "team_shared"):
         if caller.team is None:
             return []
         scope = "private" if list_scope == "team_private" else "shared"
-        return [_entry(org, caller.team, "team", scope)]
+        return [_entry(org, caller.team, "team", scope, shown)]
     candidates = [Folder("team", team, org) for team in sorted(set(teams))]
     candidates += [Folder("agent", agent, org, team) for agent, team in sorted(agents.items())]
     return [
-        _entry(org, f.owner_id, f.owner_kind, "shared")
+        _entry(org, f.owner_id, f.owner_kind, "shared", shown)
         for f in candidates
         if decide(caller, f, "shared", "read").allowed
     ]
