@@ -151,6 +151,16 @@ def start(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
             "`homeport daemon stop` stops it"
         )
     roots = [str(canonical_directory(shell_path(p) or p)) for p in allow_roots] or [os.getcwd()]
+    pid = start_in_background(paths, roots)
+    click.echo(f"homeport daemon pid {pid} on {paths.socket} (log {paths.log})")
+
+
+def start_in_background(paths: DaemonPaths, roots: list[str]) -> int:
+    """Start `homeport daemon run` owning `roots` and return its pid once it answers on its socket.
+
+    Raises:
+        DaemonError: it exited at start or did not answer in time (its log's tail is in the message).
+    """
     args = [sys.executable, "-m", "homeport", "daemon", "run", "--state-dir", str(paths.directory.parent)]
     for root in roots:
         args += ["--allow-root", root]
@@ -174,11 +184,36 @@ def start(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
             raise DaemonError(f"the daemon exited at start (status {code}):\n{_tail(paths.log)}")
         health = paths.health()
         if health is not None and health.get("pid") == process.pid:
-            click.echo(f"homeport daemon pid {process.pid} on {paths.socket} (log {paths.log})")
-            return
+            return process.pid
         time.sleep(0.05)
     process.terminate()
     raise DaemonError(f"the daemon did not answer within {START_DEADLINE_SECONDS:g}s:\n{_tail(paths.log)}")
+
+
+def autostart(directory: Path) -> None:
+    """Start the daemon for the project around `directory` unless one is running: the shell's memory
+    commands call this when the user opted in (HOMEPORT_DAEMON_AUTOSTART=1 in their own environment;
+    a repository's config can never ask for it). It owns that project's root. A daemon that cannot
+    start is said on stderr, and the command is served in its own process as without the opt-in.
+    """
+    paths = DaemonPaths.under(None)
+    try:
+        paths.prepare()
+        if paths.health() is not None:
+            return
+        start_in_background(paths, [str(_project_around(directory))])
+    except (DaemonError, OSError) as exc:
+        if paths.health() is None:  # another command started it meanwhile: nothing to say
+            click.echo(f"homeport: the daemon was not started ({exc}); served in this process", err=True)
+
+
+def _project_around(directory: Path) -> Path:
+    """The project `directory` is in (the nearest ancestor-or-self with .homeport/ or .git), else itself."""
+    start = canonical_directory(directory)
+    for candidate in (start, *start.parents):
+        if (candidate / ".homeport").is_dir() or (candidate / ".git").exists():
+            return candidate
+    return start
 
 
 @daemon.command()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ __all__ = ["JSON_OPTION_HELP", "ToolCall", "allow_secrets_option", "json_or_text
 
 Result = dict[str, Any]
 Render = Callable[[Console, Result], None]
+# Set to 1 in the user's environment: memory commands start `homeport daemon` when none is running.
+_AUTOSTART_ENV = "HOMEPORT_DAEMON_AUTOSTART"
 JSON_OPTION_HELP = "Print the result as JSON (what the MCP tool returns), for scripts."
 
 
@@ -138,6 +141,11 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         )
         # background_embedding off: the command exits right away, before a model would have loaded.
         settings = dataclasses.replace(settings, use_daemon=not no_daemon, background_embedding=False)
+        if not no_daemon and not store_url and os.environ.get(_AUTOSTART_ENV) == "1":
+            # The user's own opt-in, never a repository's: a project's config cannot start processes here.
+            from homeport.cli.daemon import autostart
+
+            autostart(Path(workspace) if workspace and Path(workspace).is_absolute() else Path.cwd())
         allow_secrets = bool(kwargs.pop("allow_secrets", False))
         return fn(ToolCall(settings, as_json=as_json, allow_secrets=allow_secrets), *args, **kwargs)
 
@@ -147,7 +155,8 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         is_flag=True,
         envvar="HOMEPORT_NO_DAEMON",
         help="Open the store in this process even when a running `homeport daemon` owns the workspace "
-        "(by default the command is sent to it, the workspace's one writer). Other owners still count, and "
+        "(by default the command is sent to it, the workspace's one writer; with HOMEPORT_DAEMON_AUTOSTART=1 "
+        "in your environment one is started on first use). Other owners still count, and "
         "a project with a team server ([team] url in .homeport/config.toml) still sends its memory there.",
     )(wrapped)
     wrapped = store_option(
