@@ -335,12 +335,27 @@ def show(client: str, task: str, budget: int) -> None:
     Example: homeport hooks show gemini-cli
     """
     executable = homeport_executable() or "homeport"
-    click.echo(snippet(client, executable=executable, python=sys.executable, task=task, budget=budget), nl=False)
+    shown = snippet(client, executable=executable, python=sys.executable, task=task, budget=budget, project=_project())
+    click.echo(shown, nl=False)
 
 
-def snippet(client: str, *, executable: str, python: str, task: str, budget: int) -> str:
-    """What to add to `client`'s configuration, with what was checked against its documentation and what was not."""
+def _project() -> Path | None:
+    """The project a call from here would use, for the snippets that must name it; None outside one."""
+    from homeport.cli._compose import workspace_from_here
+    from homeport.errors import WorkspaceError
+
+    try:
+        found = workspace_from_here()
+    except WorkspaceError:
+        return None
+    return found.root if found.is_project else None
+
+
+def snippet(client: str, *, executable: str, python: str, task: str, budget: int, project: Path | None = None) -> str:
+    """What to add to `client`'s configuration, with what was checked against its documentation and what was not;
+    `project` fills the places that must name the project (a placeholder without it)."""
     command = context_command(executable, task, budget)
+    project_path = str(project) if project is not None else "/absolute/path/to/project"
     if client == "claude-code":
         group = add_session_hook({}, command)["hooks"]
         return (
@@ -378,11 +393,7 @@ def snippet(client: str, *, executable: str, python: str, task: str, budget: int
             f"#   {command}\n"
         )
     if client == "cursor":
-        server = {
-            "mcpServers": {
-                "homeport": {"command": executable, "args": ["serve", "--workspace", "/absolute/path/to/project"]}
-            }
-        }
+        server = {"mcpServers": {"homeport": {"command": executable, "args": ["serve", "--workspace", project_path]}}}
         return (
             "# Cursor: .cursor/mcp.json in the project (Cursor sends no roots, so name the project):\n"
             + json.dumps(server, indent=2)
