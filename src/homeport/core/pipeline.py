@@ -431,17 +431,23 @@ class CallPipeline:
         spec, workspace = route.spec, route.workspace
         if route.request.forwarded or not spec.goes_to_owner or workspace is None or workspace.logical_key is not None:
             return  # a forwarded call is served here (one hop at most); a key is served where its store is
-        if route.arguments.get("workspaces") and not spec.write:
-            # A read across several workspaces (search) is served where the client's roots are known: an
-            # owner, sent the call, could not bound the other workspaces by them, and refuses it.
-            return
+        # A read across several workspaces (search) is served where the client's roots are known: an
+        # owner, sent the call, could not bound the other workspaces by them, and refuses it.
+        several = bool(route.arguments.get("workspaces")) and not spec.write
         team = self.runtime.team
         if team is not None and spec.goes_to_team:
             may_wait("the project's team configuration")
             route.team = team.route(workspace.root)
             if route.team is not None:
+                if several:  # its memory is on the team server; the local store would answer wrongly
+                    raise InvalidArgumentError(
+                        f"{spec.name} with workspaces is not available in a project whose memory is on its team "
+                        f"server {route.team.url}: search it without workspaces, and the others one by one"
+                    )
                 route.to = "team"
                 return
+        if several:
+            return
         forwarder = self.runtime.forwarder
         if forwarder is None:
             return
