@@ -350,7 +350,9 @@ def serve(
         sock = bind(host, port)
         runtime.settings = settings = dataclasses.replace(settings, port=sock.getsockname()[1])
         mcp = build_server(runtime)
-        app = build_http_app(mcp, runtime, dashboard=dashboard_app)
+        from homeport.server.devdb_rest import devdb_routes
+
+        app = build_http_app(mcp, runtime, dashboard=dashboard_app, rest=devdb_routes)
 
         def ready() -> None:
             if not quiet:

@@ -321,6 +321,8 @@ class _AsgiApp:
 
 # Builds the dashboard's ASGI app from the runtime and the bearer check of /mcp (None without auth).
 DashboardFactory = Callable[[Runtime, Any], ASGIApp]
+# Builds more routes (DevDB's REST paths: `server.devdb_rest.devdb_routes`) the same way.
+RoutesFactory = Callable[[Runtime, Any], list[BaseRoute]]
 
 
 class _LazyDashboard:
@@ -371,11 +373,17 @@ def _serve_owner_proof(mcp: MCPServer, secret: bytes) -> None:
         return JSONResponse({"pid": pid, "proof": proof_for(key, nonce, address, pid)})
 
 
-def build_http_app(mcp: MCPServer, runtime: Runtime, dashboard: DashboardFactory | None = None) -> CallsInFlight:
+def build_http_app(
+    mcp: MCPServer,
+    runtime: Runtime,
+    dashboard: DashboardFactory | None = None,
+    rest: RoutesFactory | None = None,
+) -> CallsInFlight:
     """Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse (messages at /messages/), the
-    dashboard at /ui when the composition root hands its factory in, and health at /healthz, with Host
-    and Origin checked on both transports and /ui, request shapes checked before the SDK sees them,
-    and the requests in flight counted for shutdown."""
+    dashboard at /ui and DevDB's REST paths (when the database tools are served) when the composition
+    root hands their factories in, and health at /healthz, with Host and Origin checked on both
+    transports, /ui and the REST paths, request shapes checked before the SDK sees them, and the
+    requests in flight counted for shutdown."""
     settings = runtime.settings
 
     @mcp.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -430,6 +438,9 @@ def build_http_app(mcp: MCPServer, runtime: Runtime, dashboard: DashboardFactory
         app.router.routes = [*routes, *metadata]
     if dashboard is not None:
         app.router.routes.append(Mount("/ui", app=_LazyDashboard(dashboard, runtime, _bearer_check(mcp))))
+    if rest is not None and {"db", "devdb"} & set(settings.tool_groups):
+        # Behind the app's bearer middleware like every route; each checks Host, Origin and the token itself.
+        app.router.routes.extend(rest(runtime, _bearer_check(mcp)))
     remembered = SseProjectPath(app, stream_path=SSE_PATH, messages_path=SSE_MESSAGES_PATH, query=WORKSPACE_QUERY)
     return CallsInFlight(
         RequestShape(remembered, paths=("/mcp", SSE_MESSAGES_PATH), max_body_bytes=settings.max_body_bytes)
