@@ -204,23 +204,7 @@ class WorkspaceGuard:
             WorkspaceDeniedError: naming `label` (the value as given), never what lies at it.
         """
         where = Path(os.path.realpath(candidate))
-        if self.allow_roots and within_any(where, self.allow_roots) is None:
-            allowed = ", ".join(str(p) for p in self.allow_roots)
-            raise WorkspaceDeniedError(
-                f"workspace {label} is outside the allowed roots {allowed}; pass a workspace inside one of "
-                "them or start the server with --allow-root"
-            )
-        if client_roots is not None and within_any(where, client_roots) is None:
-            if not client_roots:
-                raise WorkspaceDeniedError(
-                    f"workspace {label} is refused: the client declared roots, and none of them is a directory on "
-                    "this machine, so no workspace lies inside them; open a local folder in the client"
-                )
-            declared = ", ".join(str(p) for p in client_roots)
-            raise WorkspaceDeniedError(
-                f"workspace {label} is outside the client's roots {declared}; pass a workspace inside one of "
-                "the roots your client declared, or add the folder to the client's roots"
-            )
+        self._within_roots(where, client_roots, label)
         if self.denied.reason(where) is not None:
             said = self.denied.reason(Path(os.path.normpath(candidate)))  # in the caller's own words
             raise WorkspaceDeniedError(
@@ -251,22 +235,34 @@ class WorkspaceGuard:
                 f"workspace {label} resolves to {root}, inside Homeport's data directory {private} (file areas "
                 "and tokens), which is never a workspace; pass a project directory"
             )
-        if self.allow_roots and within_any(root, self.allow_roots) is None:
+        self._within_roots(root, client_roots, label, resolved=root)
+
+    def _within_roots(
+        self, place: Path, client_roots: Sequence[Path] | None, label: str, *, resolved: Path | None = None
+    ) -> None:
+        """Refuse `place` outside the allowed roots or the client's; the message names `label`, and the root
+        it `resolved` to when the value was resolved first.
+
+        Raises:
+            WorkspaceDeniedError: naming which roots it lies outside and what to do instead.
+        """
+        said = f"workspace {label} resolves to {resolved}," if resolved is not None else f"workspace {label} is"
+        if self.allow_roots and within_any(place, self.allow_roots) is None:
             allowed = ", ".join(str(p) for p in self.allow_roots)
             raise WorkspaceDeniedError(
-                f"workspace {label} resolves to {root}, outside the allowed roots {allowed}; pass a "
-                "workspace inside one of them or start the server with --allow-root"
+                f"{said} outside the allowed roots {allowed}; pass a workspace inside one of them or start the "
+                "server with --allow-root"
             )
-        if client_roots is not None and within_any(root, client_roots) is None:
+        if client_roots is not None and within_any(place, client_roots) is None:
             if not client_roots:
                 raise WorkspaceDeniedError(
-                    f"workspace {label} is refused: the client declared roots, and none of them is a directory on "
-                    "this machine, so no workspace lies inside them; open a local folder in the client"
+                    f"workspace {label} is refused: the client declared roots, and none of them is a directory on this "
+                    "machine, so no workspace lies inside them; open a local folder in the client"
                 )
             declared = ", ".join(str(p) for p in client_roots)
             raise WorkspaceDeniedError(
-                f"workspace {label} resolves to {root}, outside the client's roots {declared}; pass a "
-                "workspace inside one of the roots your client declared, or add the folder to the client's roots"
+                f"{said} outside the client's roots {declared}; pass a workspace inside one of the roots your "
+                "client declared, or add the folder to the client's roots"
             )
 
     def projects_below(self, root: Path) -> list[Path]:
