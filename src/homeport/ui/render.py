@@ -28,9 +28,17 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("
 
 
 def markdown(text: Any) -> Markup:
+    """Text as Markdown; a list of texts, numbers or flags as a bulleted list of them; anything else as JSON."""
+    if isinstance(text, list) and all(isinstance(v, (str, int, float, bool)) or v is None for v in text):
+        items = (_inline(v) if isinstance(v, str) else escape(json.dumps(v)) for v in text)
+        return Markup("<ul>{}</ul>").format(Markup("").join(Markup("<li>{}</li>").format(i) for i in items))
     if not isinstance(text, str):
         return Markup("<pre>{}</pre>").format(json.dumps(text, indent=2, ensure_ascii=False))
     return Markup(_MARKDOWN.render(text))  # safe: raw HTML is disabled above
+
+
+def _inline(text: str) -> Markup:
+    return Markup(_MARKDOWN.renderInline(text))  # safe: raw HTML is disabled above
 
 
 def snippet(hit: Mapping[str, Any]) -> Markup:
