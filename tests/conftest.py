@@ -91,11 +91,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
+# The tests that took minutes (`--durations`), handed out before everything else: started late, one of
+# them would keep its worker busy long after the others are done.
+LONGEST = (
+    "tests/routing/test_routing_invariants.py::test_every_call_lands_in_the_workspace_the_rules_give_or_is_refused",
+    "tests/e2e/test_http_scale_script.py::",
+    "tests/e2e/test_load_routing.py::",
+    "tests/e2e/test_durability.py::",
+)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker: the end-to-end tests first, so no worker is left with a long one at the end."""
+    """On an xdist worker: the longest tests first, then the end-to-end ones, so no worker is left with
+    a long test at the end."""
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(key=lambda item: (not item.nodeid.startswith(LONGEST), item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture
