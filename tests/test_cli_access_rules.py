@@ -117,7 +117,7 @@ def test_homeport_auth_keeps_its_switch_values(value, auth):
         (["--http", "--auth", "jwt"], "--auth jwt needs --jwks-url URL and --issuer ISS"),
         (["--http", "--jwks-url", "http://x/jwks"], "apply to --auth jwt"),
         (["--http", "--access-rules", "rules.toml"], "--access-rules needs --auth"),
-        (["--access-rules", "rules.toml"], "apply to --http"),
+        (["--access-rules", "rules.toml"], "--access-rules over stdio applies to the agent named with --agent"),
         (["--http", "--auth=oauth"], "'oauth' is not an auth method"),
     ],
 )

@@ -342,8 +342,8 @@ async def _accepts(base: str) -> bool:
     try:
         async with httpx2.AsyncClient(timeout=5) as http:
             await http.get(f"{base}/healthz")
-    except httpx2.ConnectError:
-        return False
+    except (httpx2.ConnectError, httpx2.ReadError, httpx2.RemoteProtocolError):
+        return False  # refused, or accepted just before the listener closed and dropped
     return True
 
 

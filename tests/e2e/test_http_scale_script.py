@@ -21,14 +21,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "http_scale.py"
 
 
-@pytest.mark.timeout(420)
+# A hang guard, not a deadline: the quick run takes about a minute alone and several times that beside
+# the suite's other workers on 2 shared cores.
+@pytest.mark.timeout(1000)
 def test_the_quick_run_measures_every_setup_beside_the_floor(tmp_path: Path, store_postgres_url: str) -> None:
     runs_file = tmp_path / "runs.json"
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--postgres", store_postgres_url, "--json", str(runs_file)],
         capture_output=True,
         text=True,
-        timeout=400,
+        timeout=960,
         env=clean_env(),
         stdin=subprocess.DEVNULL,
     )

@@ -76,8 +76,10 @@ async def peer(*, pid: int, key: bytes | None, unix: Path | None = None) -> Asyn
     """A server posing as owner `pid`: with `key` it proves it; without, it answers as an impostor
     would (the pid, a made-up proof). Every POST gets a tool result."""
     seen = Peer(0)
+    open_writers: set[asyncio.StreamWriter] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        open_writers.add(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -97,6 +99,7 @@ async def peer(*, pid: int, key: bytes | None, unix: Path | None = None) -> Asyn
             pass
         finally:
             writer.close()
+            open_writers.discard(writer)
 
     if unix is not None:
         server = await asyncio.start_unix_server(handle, str(unix))
@@ -104,7 +107,14 @@ async def peer(*, pid: int, key: bytes | None, unix: Path | None = None) -> Asyn
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         seen.port = server.sockets[0].getsockname()[1]
     async with server:
-        yield seen
+        try:
+            yield seen
+        finally:
+            # Close the connections still open before the loop ends: a transport the loop drops unclosed
+            # warns when collected, inside whichever test runs then (filterwarnings = error).
+            for writer in list(open_writers):
+                writer.close()
+            await asyncio.gather(*(w.wait_closed() for w in list(open_writers)), return_exceptions=True)
 
 
 HEADERS = {"X-Workspace-Id": "/src/secret-project", "Authorization": "Bearer the-owner-token"}
