@@ -29,8 +29,8 @@ settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
 # a session of its own, so the session fixtures (the PostgreSQL and MariaDB databases under unique
 # names, the pgvector server on a free port) are per worker already. What workers could still share
 # goes into a group that runs on one worker, one test after another (`_group`):
-# - the tests that start owner processes (`serve --own`): each takes the first free port from 50001 in its own
-#   registry and listens on it a moment later, so two on different workers could pick the same one;
+# - the tests that start owner processes (`serve --own`): each takes the first free port from 50001 in
+#   its own registry and listens on it a moment later, so two on different workers could pick one port;
 # - a module with a module- or class-scoped fixture (a browser, a server started once for the module,
 #   a built wheel): its tests stay together, so the fixture is made once rather than once per worker;
 # - the tests on the pgvector server: one worker starts it, not each.
@@ -54,16 +54,16 @@ def _group(rootdir: Path, nodeid: str) -> str:
     source = _test_file(rootdir / file)
     if '"--own"' in source and "subprocess" in source:
         return OWNERS_GROUP
+    if "pgvector" in nodeid:  # before the module rule: tests/store/test_pgvector.py joins the others
+        return "pgvector"
     if _WIDE_SCOPE.search(source):
         return file
-    if "pgvector" in nodeid:
-        return "pgvector"
     return nodeid
 
 
-# Workers for `-n auto` (pyproject's addopts): 4 on 2 cores measured fastest for the whole suite, as most
-# tests wait on subprocesses and sockets (see /work/notes/ci.md); none for a single file or test, where
-# starting workers costs more than it saves. PYTEST_XDIST_AUTO_NUM_WORKERS=N, or -n N, decides otherwise.
+# Workers for `-n auto` (pyproject's addopts): 4 for the suite, twice the 2 cores, as many tests wait on
+# subprocesses and sockets rather than compute; none for a single file or test, where starting workers
+# costs more than it saves. PYTEST_XDIST_AUTO_NUM_WORKERS=N, or -n N, decides otherwise.
 WORKERS = 4
 
 
@@ -83,7 +83,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """Groups first, the largest first; then single tests in the order collected (see `_in_order`)."""
+        """Groups first, the largest first; then single tests in the order collected (see below)."""
 
         def _split_scope(self, nodeid: str) -> str:
             return _group(config.rootpath, nodeid)
