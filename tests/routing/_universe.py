@@ -284,7 +284,9 @@ class Oracle:
             if path is None:
                 continue  # not a path: the call says what is wrong
             real = Path(os.path.realpath(path))
-            root = nearest_project(real, self.allow, self.u.home) if real.is_dir() else None
+            # A value outside the bounds (the data directory included) is refused before it is resolved.
+            reachable = real.is_dir() and self._passes_guards(real)
+            root = nearest_project(real, self.allow, self.u.home) if reachable else None
             if root is None or not self._passes_guards(root):
                 root = real
             if not self.may_use(root):
