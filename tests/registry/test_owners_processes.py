@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from homeport.registry import port_is_free
+
 CLI_BOOT = "from homeport.cli import main; main()"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -131,6 +133,10 @@ def test_a_restarted_owner_gets_its_port_back_and_a_clean_stop_leaves_no_entry(s
     stop(first, sig)
     assert registry(state)["owners"] == {}
     assert registry(state)["ports"] == {str(project): port}
+    # 50001 and up lie in the kernel's ephemeral range: any connection on the machine may hold the port a
+    # moment (then moving on is right, and another test proves it). Only a free port must come back.
+    if not port_is_free(port):
+        pytest.skip(f"port {port} is held by another connection on this machine right now")
     second = start(state, project, tmp_path / "2.log")
     owners.append(second)
     assert wait_serving(second, state) == port
