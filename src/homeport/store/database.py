@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0012"
 BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
