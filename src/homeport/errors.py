@@ -27,6 +27,7 @@ and the CLI into one line on stderr with a non-zero exit.
     │   ├── InvalidItemError           an argument that does not make a valid item
     │   │   └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
     │   ├── SemanticSearchUnavailableError  search by meaning without its extra or model (names the fix)
+    │   ├── StoreHoldsOtherWorkspaceError   a store file named with --store holds another workspace's memory
     │   └── CopyUnfinishedError        the workspace holds a partial `homeport copy` (run the copy again)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
@@ -72,6 +73,7 @@ __all__ = [
     "SecretDetectedError",
     "SemanticSearchUnavailableError",
     "StoreError",
+    "StoreHoldsOtherWorkspaceError",
     "TeamServerUnavailableError",
     "ToolNotAllowedError",
     "UnknownArgumentError",
@@ -196,6 +198,12 @@ class StoreTooNewError(StoreError):
 
 class SemanticSearchUnavailableError(StoreError):
     code = "semantic_unavailable"
+
+
+class StoreHoldsOtherWorkspaceError(StoreError):
+    """The file named with `--store sqlite:///FILE` was first used by another workspace, whose memory it holds."""
+
+    code = "store_holds_other_workspace"
 
 
 class CopyUnfinishedError(StoreError):

@@ -87,9 +87,10 @@ def tools_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def store_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """`--store URL` (env HOMEPORT_STORE): the PostgreSQL store `serve` keeps memory in, that the memory
-    commands use, `where` shows and `migrate` migrates (`doctor` spells the same option out: it loads no
-    module of the CLI at import); `help_text` says what the command does with it."""
+    """`--store URL` (env HOMEPORT_STORE): the PostgreSQL store (or the one SQLite file, sqlite:///FILE)
+    `serve` keeps memory in, that the memory commands use, `where` shows and `migrate` migrates (`doctor`
+    spells the same option out: it loads no module of the CLI at import); `help_text` says what the
+    command does with it."""
     return click.option("--store", "store_url", envvar="HOMEPORT_STORE", metavar="URL", help=help_text)
 
 
@@ -160,7 +161,10 @@ def serve_settings(
     state_dir: Path | None = None,
     store_url: str | None = None,
 ) -> ServeSettings:
+    from homeport.core.stores import split_store_option
+
     cwd = Path(os.getcwd())
+    store_url, store_file = split_store_option(store_url, cwd)
     roots = tuple(Path(os.path.abspath(os.path.expanduser(p))) for p in allow_roots)
     if transport == "http" and not roots:
         roots = (cwd,)
@@ -184,6 +188,7 @@ def serve_settings(
         # The secret every process of a deployment signs workspace handles with (else the store's or a file's).
         handle_key=os.environ.get("HOMEPORT_HANDLE_KEY") or None,
         store_url=store_url or None,
+        store_file=store_file,
     )
 
 

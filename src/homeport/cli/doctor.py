@@ -43,7 +43,8 @@ class Check:
     "store_url",
     envvar="HOMEPORT_STORE",
     metavar="URL",
-    help="Check this PostgreSQL store, as `homeport serve --store URL` would use it (env: HOMEPORT_STORE).",
+    help="Check this PostgreSQL store, or SQLite file (sqlite:///FILE), as `homeport serve --store URL` would use "
+    "it (env: HOMEPORT_STORE).",
 )
 def doctor(as_json: bool, store_url: str | None) -> None:
     """Check the install, this directory's workspace and store, the instance registry, the project
@@ -161,9 +162,14 @@ def workspace_check() -> tuple[Path | None, Check]:
 def store_check(root: Path, store_url: str | None = None) -> Check:
     """The store `homeport serve` would use for `root`: its team server, a PostgreSQL store, or its SQLite file."""
     from homeport.cli._compose import default_trust_file
-    from homeport.core.stores import locate_store
+    from homeport.core.stores import locate_store, split_store_option
+    from homeport.errors import HomeportError
 
-    location = locate_store(root, store_url, default_trust_file())
+    try:
+        store_url, named_file = split_store_option(store_url, Path.cwd())
+    except HomeportError as exc:
+        return Check("store", "fail", exc.message, "fix --store / HOMEPORT_STORE")
+    location = locate_store(root, store_url, default_trust_file(), named_file)
     if location.kind == "unknown":
         return Check("store", "fail", location.error or "unknown", "fix the configuration it names")
     if location.kind == "team":
@@ -171,7 +177,14 @@ def store_check(root: Path, store_url: str | None = None) -> Check:
     if location.kind == "postgresql":
         assert store_url is not None
         return postgres_check(location, store_url)
-    return sqlite_check(root)
+    if named_file is not None and location.error is not None:
+        return Check(
+            "store",
+            "fail",
+            f"{named_file}: {location.error}",
+            "give this project its own --store file, or leave --store out (each project keeps its own store)",
+        )
+    return sqlite_check(root, named_file)
 
 
 def trust_checks(root: Path) -> list[Check]:
@@ -272,13 +285,13 @@ def postgres_check(location: Any, store_url: str) -> Check:
     return Check("store", "ok", f"{where} (schema revision {location.revision})")
 
 
-def sqlite_check(root: Path) -> Check:
+def sqlite_check(root: Path, named_file: Path | None = None) -> Check:
     """The store opened read-only: a regular file, `PRAGMA integrity_check`, the schema revision."""
     import sqlite3
 
     from homeport.core.stores import schema_revision, store_file
 
-    path = store_file(root)
+    path = named_file or store_file(root)
     try:
         if path.is_symlink() or (path.exists() and not path.is_file()):
             return Check(

@@ -141,7 +141,7 @@ def memory_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         )
         # background_embedding off: the command exits right away, before a model would have loaded.
         settings = dataclasses.replace(settings, use_daemon=not no_daemon, background_embedding=False)
-        if not no_daemon and not store_url and os.environ.get(_AUTOSTART_ENV) == "1":
+        if not no_daemon and not store_url and os.environ.get(_AUTOSTART_ENV) == "1":  # either kind of --store
             # The user's own opt-in, never a repository's: a project's config cannot start processes here.
             from homeport.cli.daemon import autostart
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from homeport.cli._compose import domain_errors, store_option, workspace_from_here
@@ -12,7 +14,8 @@ __all__ = ["migrate"]
 @click.command()
 @store_option(
     "A PostgreSQL store (postgresql://user@host/db): migrate every workspace in it, and create its "
-    "table of workspaces if new (env: HOMEPORT_STORE). Without it: the SQLite store of the workspace here."
+    "table of workspaces if new (env: HOMEPORT_STORE). A SQLite file (sqlite:///path/to/file.db): migrate "
+    "it. Without it: the SQLite store of the workspace here."
 )
 @domain_errors
 def migrate(store_url: str | None) -> None:
@@ -22,9 +25,23 @@ def migrate(store_url: str | None) -> None:
     servers on a new release, or to check. A store at a revision newer than this version knows is
     refused (upgrade Homeport instead); several processes migrating at once apply each migration once.
     """
-    from homeport.core.stores import migrate_database, migrate_workspace, schema_revision, shown_url, store_file
+    from homeport.core.stores import (
+        migrate_database,
+        migrate_workspace,
+        schema_revision,
+        shown_url,
+        split_store_option,
+        store_file,
+    )
 
     revision = schema_revision()
+    store_url, named_file = split_store_option(store_url, Path.cwd())
+    if named_file is not None:
+        if migrate_workspace(named_file.parent, named_file) is None:
+            click.echo(f"{named_file}: no store yet (created at revision {revision} by the first write)")
+        else:
+            click.echo(f"{named_file}: at revision {revision}")
+        return
     if store_url:
         before = migrate_database(store_url)
         moved = sorted(k for k, r in before.items() if r != revision)

@@ -190,8 +190,10 @@ class _ServeCommand(click.Command):
 @store_option(
     "Keep every workspace's memory in this PostgreSQL database (postgresql://user@host/db), one schema "
     "per workspace, instead of a SQLite file in each (env: HOMEPORT_STORE). Apply migrations first with "
-    "`homeport migrate --store URL`, or let the first call to a workspace do it. A project whose "
-    ".homeport/config.toml names a team server sends its memory there instead (stdio)."
+    "`homeport migrate --store URL`, or let the first call to a workspace do it. Or keep one project's "
+    "memory in one SQLite file: sqlite:///path/to/file.db (four slashes for an absolute path); the first "
+    "project served is recorded in it and others are refused. A project whose .homeport/config.toml names "
+    "a team server sends its memory there instead (stdio)."
 )
 @click.argument("own_dirs", metavar="[DIR...]", nargs=-1)
 @state_dir_option
@@ -337,7 +339,8 @@ def serve(
         if not use_http:
             mcp = build_server(runtime)
             if not quiet:
-                click.echo(f"homeport: stdio; {describe_default_workspace(runtime)}", err=True)
+                kept = f"; memory in {settings.store_file}" if settings.store_file is not None else ""
+                click.echo(f"homeport: stdio; {describe_default_workspace(runtime)}{kept}", err=True)
                 if sys.stdin.isatty():
                     click.echo(
                         "homeport: reading MCP messages (JSON-RPC, one per line) on stdin, as editors and agents "
@@ -396,6 +399,8 @@ def _banner(runtime: Runtime) -> str:
         from homeport.core.stores import shown_url
 
         access += f"; memory in {shown_url(s.store_url)}"
+    elif s.store_file is not None:
+        access += f"; memory in {s.store_file}"
     if s.host in ("0.0.0.0", "::") and not s.public_urls:
         note = f"; other machines are answered only by a name given with --public-url http://NAME:{s.port}"
     return (

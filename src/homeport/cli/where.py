@@ -24,8 +24,9 @@ __all__ = ["where"]
 @click.argument("path", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @store_option(
-    "Show the workspace's place in this PostgreSQL store (its schema and revision), as `homeport serve "
-    "--store URL` would use it (env: HOMEPORT_STORE). The password is never shown."
+    "Show the workspace's place in this PostgreSQL store (its schema and revision), or this one SQLite "
+    "file (sqlite:///FILE), as `homeport serve --store URL` would use it (env: HOMEPORT_STORE). The password "
+    "is never shown."
 )
 @workspace_options
 @domain_errors
@@ -67,7 +68,7 @@ def where(
             served_by = forwarder.served_by(ws.root)
         finally:
             forwarder.close()
-    store = locate_store(ws.root, settings.store_url, settings.trust_file)
+    store = locate_store(ws.root, settings.store_url, settings.trust_file, settings.store_file)
     report = {
         "workspace": str(ws.root),
         "source": ws.source.value,

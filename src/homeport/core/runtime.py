@@ -82,7 +82,8 @@ class Runtime:
                     known[Path(owned)] = "owned"
         for root in self.stores.roots():
             known.setdefault(root, "recent")
-        if self.settings.allow_roots and self.settings.store_url is None:  # a PostgreSQL store has no files
+        # A PostgreSQL store has no files; a --store file holds one workspace, opened above once used.
+        if self.settings.allow_roots and self.settings.store_url is None and self.settings.store_file is None:
             for root in stores_under(self.settings.allow_roots, self.resolver.settings.guard):
                 known.setdefault(root, "found")
         return known
@@ -147,7 +148,8 @@ def build_runtime(settings: ServeSettings) -> Runtime:
         secret=secret,
         forwarder=(
             Forwarder(InstanceRegistry(settings.state_dir), use_daemon=settings.use_daemon)
-            if settings.state_dir
+            # A server given --store sqlite:///FILE serves that file itself: an owner would write its own store.
+            if settings.state_dir and settings.store_file is None
             else None
         ),
         team=TeamRouter(settings.environ, trust) if settings.transport == "stdio" else None,
@@ -156,7 +158,7 @@ def build_runtime(settings: ServeSettings) -> Runtime:
 
 
 def _stores(settings: ServeSettings) -> StoreCache:
-    stores = StoreCache(capacity=settings.store_cache_size, url=settings.store_url)
+    stores = StoreCache(capacity=settings.store_cache_size, url=settings.store_url, file=settings.store_file)
     if stores.postgres is not None:
         try:
             # Refuse at start a database that a newer Homeport migrated, not on some workspace's first call.

@@ -27,6 +27,8 @@ class ServeSettings:
     store_cache_size: int = 64  # open stores (about 3 file descriptors each); more are reopened on demand
     # postgresql://...: every workspace's memory in that one database (a schema each) instead of SQLite files.
     store_url: str | None = None
+    # --store sqlite:///FILE: one workspace's memory in that file (bound to it on first use) instead of its own.
+    store_file: Path | None = None
     handle_ttl_seconds: float = 24 * 3600
     # HOMEPORT_HANDLE_KEY: the secret every process of a deployment signs handles with (see server.deployment).
     handle_key: str | None = field(default=None, repr=False)

@@ -17,6 +17,8 @@ and a store URL replaces the SQLite files (core/runtime.py). Locating creates an
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,6 +47,7 @@ __all__ = [
     "schema_revision",
     "shown_spec",
     "shown_url",
+    "split_store_option",
     "store_file",
 ]
 
@@ -97,6 +100,8 @@ class StoreLocation:
         if self.kind == "unknown":
             return f"unknown: {self.error}"
         if self.kind == "sqlite":
+            if self.error is not None:  # a file named with --store that another workspace's memory is in
+                return f"{self.where} ({self.error}: calls for this one are refused)"
             return self.where + ("" if self.exists else " (not created yet)")
         if self.error is not None:
             return f"{self.where}, schema {self.schema} ({self.error})"
@@ -104,7 +109,9 @@ class StoreLocation:
         return f"{self.where}, schema {self.schema}, {state}"
 
 
-def locate_store(root: Path, store_url: str | None, trust_file: Path | None = None) -> StoreLocation:
+def locate_store(
+    root: Path, store_url: str | None, trust_file: Path | None = None, named_file: Path | None = None
+) -> StoreLocation:
     """The store a stdio server with `store_url` and `trust_file` (its settings') would use for the
     workspace at `root`. Asks the PostgreSQL database (read-only) for the workspace's schema and
     revision; never raises."""
@@ -123,8 +130,26 @@ def locate_store(root: Path, store_url: str | None, trust_file: Path | None = No
         return StoreLocation("team", team.url, None, key=key)
     if store_url:
         return _postgres(store_url, str(root))
+    if named_file is not None:  # --store sqlite:///FILE
+        return _named_file(named_file, str(root))
     path = store_file(root)
     return StoreLocation("sqlite", str(path), path.exists())
+
+
+def _named_file(path: Path, key: str) -> StoreLocation:
+    """A file named with --store sqlite:///FILE, and whether it holds another workspace (read-only)."""
+    import sqlite3
+
+    if not path.exists():
+        return StoreLocation("sqlite", str(path), False, key=key)
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT key FROM store_workspace WHERE id = 1").fetchone()
+    except sqlite3.Error:  # no such table yet (an older revision), or not a database: serving says which
+        row = None
+    if row is not None and row[0] != key:
+        return StoreLocation("sqlite", str(path), True, key=key, error=f"it holds the memory of the workspace {row[0]}")
+    return StoreLocation("sqlite", str(path), True, key=key)
 
 
 def _postgres(url: str, key: str) -> StoreLocation:
@@ -144,6 +169,35 @@ def _postgres(url: str, key: str) -> StoreLocation:
         return StoreLocation("postgresql", shown_url(url), False, schema_for(key), key=key)
     schema, revision = found
     return StoreLocation("postgresql", shown_url(url), True, schema, revision, key=key)
+
+
+# -- --store: a PostgreSQL database, or one SQLite file ----------------------------------------------
+
+
+def split_store_option(value: str | None, cwd: Path) -> tuple[str | None, Path | None]:
+    """`--store VALUE` as (PostgreSQL URL, None) or (None, SQLite file): `sqlite:///FILE` in SQLAlchemy's
+    spelling (three slashes then a path relative to `cwd`, four for an absolute path; `~` expands).
+
+    Raises:
+        ConfigError: a sqlite URL that names no file (`sqlite://`, `sqlite:///`, `sqlite://host/x`, `:memory:`).
+    """
+    if not value:
+        return None, None
+    if not value.lower().startswith("sqlite"):
+        return value, None
+    scheme, sep, rest = value.partition("://")
+    if scheme.lower() not in ("sqlite", "sqlite+pysqlite") or not sep or not rest.startswith("/"):
+        raise ConfigError(
+            f"--store {value}: a SQLite store is written sqlite:///path/to/file.db (relative to the current "
+            "directory) or sqlite:////absolute/path/file.db"
+        )
+    name = rest[1:].partition("?")[0]
+    if not name or name == ":memory:" or name.endswith("/"):
+        raise ConfigError(
+            f"--store {value}: name the file, e.g. sqlite:///memory/shop.db; an in-memory store would lose "
+            "everything when the server stops"
+        )
+    return None, Path(os.path.abspath(cwd / Path(name).expanduser()))
 
 
 # -- a store named on the command line (`homeport copy`) ------------------------------------------
@@ -276,19 +330,19 @@ def migrate_database(url: str) -> dict[str, str]:
         stores.close()
 
 
-def migrate_workspace(root: Path) -> Path | None:
-    """Bring the SQLite store of the workspace at `root` to this version's revision; its file, or None when the
-    workspace has no store yet (nothing is created then).
+def migrate_workspace(root: Path, named_file: Path | None = None) -> Path | None:
+    """Bring the SQLite store of the workspace at `root` (or the file named with --store sqlite:///FILE) to this
+    version's revision; its file, or None when there is no store yet (nothing is created then).
 
     Raises:
         StoreError: it cannot be migrated; StoreTooNewError: a newer Homeport migrated it.
     """
     from homeport.store.database import Store
 
-    path = store_file(root)
+    path = named_file or store_file(root)
     if not path.exists():
         return None
-    store = Store.open(root, create=True)
+    store = Store.open(root, create=True, path=named_file)
     assert store is not None
     store.close()
     return path

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from homeport.store.binding import bind_workspace, held_by_other
 from homeport.store.database import Store, StoreConnector, store_path_for
 from homeport.store.loop_calls import may_wait
 
@@ -22,8 +23,13 @@ _MAX_PENDING = 16
 class StoreCache:
     """Open stores keyed by workspace root; the least recently used is closed past `capacity`."""
 
-    def __init__(self, *, capacity: int = 32, pool_size: int = 2, url: str | None = None) -> None:
+    def __init__(
+        self, *, capacity: int = 32, pool_size: int = 2, url: str | None = None, file: Path | None = None
+    ) -> None:
         # With `url` (postgresql://...) every workspace's store is a schema in that one database.
+        # With `file` (--store sqlite:///FILE) one workspace's store is that file, bound to it on first use.
+        self._file = file
+        self._bound: str | None = None  # the workspace the file holds, once this cache has opened it
         self._postgres: PostgresStores | None = None
         if url:
             from homeport.store.postgres import PostgresStores
@@ -53,12 +59,18 @@ class StoreCache:
         """
         if self._postgres is not None:
             return self._postgres.get(key if key is not None else str(root), create=create)
+        if (
+            self._file is not None
+            and self._bound is not None
+            and self._bound != (key if key is not None else str(root))
+        ):
+            raise held_by_other(self._file, self._bound, key if key is not None else str(root))
         with self._lock:
             store = self._stores.get(root)
             if store is not None:
                 self._stores.move_to_end(root)
                 return store
-            if not create and not store_path_for(root).exists():
+            if not create and not (self._file or store_path_for(root)).exists():
                 return None
             open_lock = self._open_locks.setdefault(root, threading.Lock())
         may_wait("opening the store")  # creating or migrating it takes a file lock; a connection is opened
@@ -73,9 +85,17 @@ class StoreCache:
                 pool_size=self._pool_size,
                 known_current=root in self._current,
                 connector=self._connector,
+                path=self._file,
             )
             if store is None:
                 return None
+            if self._file is not None:
+                try:
+                    bind_workspace(store, key if key is not None else str(root))
+                except BaseException:
+                    store.close()
+                    raise
+                self._bound = key if key is not None else str(root)
             with self._lock:
                 self._current.add(root)
                 self._stores[root] = store
@@ -110,6 +130,11 @@ class StoreCache:
         """The roots of the open stores, most recently used first."""
         with self._lock:
             return list(reversed(self._stores))
+
+    @property
+    def file(self) -> Path | None:
+        """The one store file named with --store sqlite:///FILE, if any."""
+        return self._file
 
     @property
     def postgres(self) -> PostgresStores | None:

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 # The newest Alembic revision; a test pins it to the migration scripts' head.
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 BUSY_TIMEOUT_MS = 30_000
 # The full-text index (FTS5); the same statement as the newest migration that builds it.
 SEARCH_INDEX_DDL = (
@@ -83,9 +83,12 @@ _GITIGNORE = "# Homeport's local store; export with `homeport export` to share m
 class Store:
     """The memory store of one workspace (one SQLite file)."""
 
-    def __init__(self, root: Path, *, pool_size: int = 2, connector: StoreConnector | None = None) -> None:
+    def __init__(
+        self, root: Path, *, pool_size: int = 2, connector: StoreConnector | None = None, path: Path | None = None
+    ) -> None:
         self.root = root
-        self.path = store_path_for(root)
+        # `path`: a file named with `--store sqlite:///FILE` (homeport.store.binding), else the project's own.
+        self.path = path or store_path_for(root)
         # Day-to-day connections come from a connector shared by every store of a cache: one dialect,
         # one compiled-statement cache, so a store reopened after eviction compiles nothing again.
         self._connector = connector or StoreConnector()
@@ -113,26 +116,28 @@ class Store:
         known_current: bool = False,
         connector: StoreConnector | None = None,
         allow_unfinished_copy: bool = False,
+        path: Path | None = None,
     ) -> Store | None:
         """Open the store of `root`, creating and migrating it if `create`; None if absent and not `create`.
 
         `known_current` skips the schema check (and its lock) for a store this process already found at
         the head revision: reopening an evicted store then costs a connection, not a migration check.
         A store that an interrupted `homeport copy` is filling is refused unless `allow_unfinished_copy`
-        (the copy itself, which resumes it).
+        (the copy itself, which resumes it). `path` names the file instead of `<root>/.homeport/homeport.db`.
 
         Raises:
             StoreError: the directory cannot be created or the database cannot be migrated.
             CopyUnfinishedError: the store holds an unfinished copy (see homeport.store.copy_state).
         """
-        path = store_path_for(root)
+        named = path is not None
+        path = path or store_path_for(root)
         _refuse_linked_store(path)
         fresh = not path.exists()
         if fresh:
             if not create:
                 return None
-            _prepare_directory(path.parent)
-        store = cls(root, pool_size=pool_size, connector=connector)
+            _prepare_directory(path.parent, ignore_file=not named)  # a named file's folder is the user's own
+        store = cls(root, pool_size=pool_size, connector=connector, path=path)
         if known_current and not fresh:
             return store
         try:
@@ -288,7 +293,7 @@ class Store:
     def _create_or_migrate(self, fresh: bool) -> None:
         self._written = True  # a created or migrated schema is a write: close() checkpoints it too
         # Two processes may open a fresh workspace at once; one creates or migrates, the other waits.
-        with FileLock(str(self.path.parent / "migrate.lock"), timeout=60):
+        with FileLock(str(_migrate_lock(self)), timeout=60):
             # WAL is a property of the file: set once here, outside any transaction, not on every connection.
             with contextlib.closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)) as raw:
                 raw.execute("PRAGMA journal_mode=WAL")
@@ -357,11 +362,11 @@ def _driver_revision(raw: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
-def _prepare_directory(directory: Path) -> None:
+def _prepare_directory(directory: Path, *, ignore_file: bool = True) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         ignore = directory / ".gitignore"
-        if not ignore.exists():
+        if ignore_file and not ignore.exists():
             ignore.write_text(_GITIGNORE, encoding="utf-8")
     except OSError as exc:
         raise StoreError(
@@ -574,3 +579,11 @@ def dict_rows(cursor: Any) -> list[dict[str, Any]]:
 def _cause(exc: SQLAlchemyError | sqlite3.Error) -> str:
     orig = getattr(exc, "orig", None)
     return str(orig) if orig is not None else str(exc).splitlines()[0]
+
+
+def _migrate_lock(store: Store) -> Path:
+    """The lock migrations of `store` take: `.homeport/migrate.lock` beside a project's own store, `FILE.lock`
+    beside a file named with --store (whose folder may hold other files of the user's)."""
+    if store.path == store_path_for(store.root):
+        return store.path.parent / "migrate.lock"
+    return store.path.with_name(store.path.name + ".lock")

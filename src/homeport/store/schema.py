@@ -37,6 +37,7 @@ __all__ = [
     "links",
     "metadata",
     "progress",
+    "store_workspace",
     "system_patterns",
 ]
 
@@ -217,6 +218,17 @@ item_vectors = Table(
     Column("vector", LargeBinary, nullable=False),  # float32, little-endian, L2-normalised
     Index("ix_item_vectors_item", "item_type", "item_id", "model", "chunk"),
     sqlite_autoincrement=True,
+)
+
+# The workspace a store file named on the command line (`--store sqlite:///FILE`) holds (at most one row,
+# id 1): written by the first call that opens the file, compared by every later one (homeport.store.binding),
+# so that one file never holds two workspaces' memory. A project's own .homeport/homeport.db has no row.
+store_workspace = Table(
+    "store_workspace",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("key", Text, nullable=False),
+    Column("bound_at", String(32), nullable=False),
 )
 
 # An unfinished `homeport copy` into this workspace (at most one row, id 1): what it copies (`source`
