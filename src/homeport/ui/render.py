@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-__all__ = ["GraphView", "diff_lines", "environment", "graph_view", "markdown", "snippet", "title_of", "url"]
+__all__ = ["EdgeLabel", "GraphView", "diff_lines", "environment", "graph_view", "markdown", "snippet", "title_of", "url"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -101,11 +101,69 @@ class GraphNode:
 
 
 @dataclass
+class EdgeLabel:
+    """Where an edge's relationship is written; `shown` is False when no place along the edge is free of
+    node labels (the relationship is then on the edge's hover title only, never drawn over a name)."""
+
+    text: str
+    x: float
+    y: float
+    shown: bool = True
+
+
+@dataclass
 class GraphView:
     width: int
     height: int
     nodes: list[GraphNode] = field(default_factory=list)
     edges: list[tuple[GraphNode, GraphNode, str]] = field(default_factory=list)
+    edge_labels: list[EdgeLabel] = field(default_factory=list)
+
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom in the SVG's units
+
+# Text sizes of dashboard.css's graph: node labels 13 px, edge labels 11 px monospace, below/at the baseline.
+_NODE_CHAR, _EDGE_CHAR = 7.4, 6.8
+_NODE_LABEL_DY = 24  # the node label's baseline below the node's centre (item.html)
+
+
+def node_boxes(node: GraphNode) -> list[Box]:
+    """The areas a node covers: its circle and its label."""
+    r = 11 if node.depth == 0 else 8
+    half = len(node.label) * _NODE_CHAR / 2
+    base = node.y + _NODE_LABEL_DY
+    return [(node.x - r, node.y - r, node.x + r, node.y + r), (node.x - half, base - 12, node.x + half, base + 4)]
+
+
+def edge_label_box(label: EdgeLabel) -> Box:
+    half = len(label.text) * _EDGE_CHAR / 2
+    return (label.x - half - 2, label.y - 10, label.x + half + 2, label.y + 3)
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_edge_labels(view: GraphView) -> list[EdgeLabel]:
+    """A place for each edge's relationship along its line that covers no node, no node label and no other
+    edge label; the middle first, then nearer either end."""
+    taken = [box for node in view.nodes for box in node_boxes(node)]
+    placed = []
+    for a, b, rel in view.edges:
+        label = EdgeLabel(rel, round((a.x + b.x) / 2, 1), round((a.y + b.y) / 2 - 4, 1), shown=False)
+        for t in (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74):
+            for dy in (-4, 12, -16):
+                candidate = EdgeLabel(rel, round(a.x + (b.x - a.x) * t, 1), round(a.y + (b.y - a.y) * t + dy, 1))
+                box = edge_label_box(candidate)
+                if not any(overlaps(box, other) for other in taken):
+                    label = candidate
+                    break
+            if label.shown:
+                break
+        if label.shown:
+            taken.append(edge_label_box(label))
+        placed.append(label)
+    return placed
 
 
 def graph_view(
@@ -159,6 +217,7 @@ def graph_view(
         here = nodes.get(f"{x['type']}:{x['id']}")
         if via is not None and here is not None:
             view.edges.append((via, here, str(x["relationship"])))
+    view.edge_labels = place_edge_labels(view)
     return view
 
 
@@ -169,7 +228,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(url=url, title_of=title_of)
+    env.globals.update(url=url, title_of=title_of, zip=zip)
     env.filters.update(markdown=markdown, snippet=snippet, pretty=pretty, when=_when)
     return env
 
