@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import branches, versions
 from homeport.store import search as search_index
-from homeport.store import versions
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
 from homeport.store.fields import MAX_TEXT_CHARS, MAX_TITLE_CHARS, check_text
@@ -89,6 +89,7 @@ def insert_decision(
     }
     item_id = _INSERT.insert(conn, {"id": item_id, **values})
     assign_uid(conn, ITEM_TYPE, item_id)
+    branches.scope_new_item(conn, ITEM_TYPE, item_id)
     clean = set_tags(conn, ITEM_TYPE, item_id, tags or ())
     search_index.index_item(
         conn,
@@ -133,8 +134,12 @@ def get_decisions(
         return []
     bounds = {"limit": max(1, min(limit, 1000))}
     with store.read() as conn:
-        if tags_any or tags_all:
+        hidden = branches.hidden(store, conn, ITEM_TYPE)  # written on a branch the reader is not on
+        if tags_any or tags_all or hidden:
             stmt = filter_by_tags(_LATEST, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
+            if hidden:
+                stmt = stmt.where(decisions.c.id.not_in(list(hidden)))
+                branches.note_matching(conn, ITEM_TYPE, decisions.c.id, hidden, tags_any, tags_all)
             rows = [row_dict(r) for r in conn.execute(stmt, bounds)]
         else:  # the common call
             rows = dict_rows(_LIST.run(conn, bounds))

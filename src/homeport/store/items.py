@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Table, delete, or_, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import branches
 from homeport.store import search as search_index
 from homeport.store._common import ITEM_TYPES
 from homeport.store.schema import contexts, custom_data, decisions, item_tags, links, progress, system_patterns
@@ -58,4 +59,5 @@ def forget_item(conn: Connection, item_type: str, item_id: int) -> int:
     ).rowcount
     search_index.unindex_item(conn, item_type, item_id)
     forget_uid(conn, item_type, item_id)
+    branches.forget(conn, item_type, item_id)
     return removed

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
+from homeport.store import branches, versions
 from homeport.store import search as search_index
-from homeport.store import versions
 from homeport.store._common import now, row_dict
 from homeport.store.database import Store, insert_row
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
@@ -86,6 +86,7 @@ def upsert_system_pattern(
             values["id"] = item_id
         item_id = insert_row(conn, insert(system_patterns).values(**values))
         assign_uid(conn, ITEM_TYPE, item_id)
+        branches.scope_new_item(conn, ITEM_TYPE, item_id)
     else:
         item_id, created = existing
         conn.execute(
@@ -128,6 +129,10 @@ def get_system_patterns(
     )
     stmt = filter_by_tags(stmt, system_patterns.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
     with store.read() as conn:
+        hidden = branches.hidden(store, conn, ITEM_TYPE)  # written on a branch the reader is not on
+        if hidden:
+            stmt = stmt.where(system_patterns.c.id.not_in(list(hidden)))
+            branches.note_matching(conn, ITEM_TYPE, system_patterns.c.id, hidden, tags_any, tags_all)
         rows = [row_dict(r) for r in conn.execute(stmt)]
     return [_public(r, split_tags(r.pop("tag_list"))) for r in rows]
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
+from homeport.store import branches
 from homeport.store._common import now
 from homeport.store.database import Prepared
 from homeport.store.schema import item_versions, item_writers
@@ -75,6 +76,7 @@ def note(conn: Connection, item_type: str, item_id: int, *, version: int | None 
             "client_version": writer.client_version,
             "tool": writer.tool,
             "written_at": now(),
+            **branches.place_columns(),
         },
     )
 
@@ -85,7 +87,12 @@ def note_items(conn: Connection, item_type: str, item_ids: Sequence[int]) -> Non
     if writer is None or not item_ids:
         return
     stamp = now()
-    who = {"principal": writer.principal, "client": writer.client, "client_version": writer.client_version}
+    who = {
+        "principal": writer.principal,
+        "client": writer.client,
+        "client_version": writer.client_version,
+        **branches.place_columns(),
+    }
     rows = [
         {"item_type": item_type, "item_id": i, "version": None, **who, "tool": writer.tool, "written_at": stamp}
         for i in item_ids

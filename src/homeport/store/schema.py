@@ -29,6 +29,7 @@ __all__ = [
     "copy_checkpoint",
     "custom_data",
     "decisions",
+    "item_branches",
     "item_tags",
     "item_uids",
     "item_vectors",
@@ -42,6 +43,17 @@ __all__ = [
 ]
 
 metadata = MetaData()
+
+
+def _place_columns() -> list[Column]:
+    """Where a write was made (migration 0010): branch (NULL when detached), HEAD commit, work tree; all
+    NULL outside a git work tree, and for writes made before revision 0010 (on the default branch)."""
+    return [
+        Column("branch", String(255), nullable=True),
+        Column("head_commit", String(64), nullable=True),
+        Column("worktree", Text, nullable=True),
+    ]
+
 
 contexts = Table(
     "contexts",
@@ -165,6 +177,7 @@ item_writers = Table(
     Column("client_version", String(100), nullable=True),
     Column("tool", String(100), nullable=True),
     Column("written_at", String(32), nullable=False),
+    *_place_columns(),
     Index("ix_item_writers_item", "item_type", "item_id"),
     sqlite_autoincrement=True,
 )
@@ -187,7 +200,30 @@ item_versions = Table(
     Column("client_version", String(100), nullable=True),
     Column("tool", String(100), nullable=True),
     Column("written_at", String(32), nullable=False),
+    *_place_columns(),
     PrimaryKeyConstraint("item_type", "item_id", "version", name="pk_item_versions"),
+)
+
+# Decisions and system patterns first written on a branch other than the default branch
+# (`homeport.store.branches`, migration 0010): the branch (NULL: a detached HEAD), the commit HEAD was
+# at (NULL: the branch had no commit yet), whether that commit was already on the default branch then
+# (`fresh`: the branch's later commits stand for its work), the work tree, and `promoted_at` once
+# `homeport promote` made them visible everywhere. Items without a row are seen on every branch.
+item_branches = Table(
+    "item_branches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("branch", String(255), nullable=True),
+    Column("head_commit", String(64), nullable=True),
+    Column("fresh", Boolean, nullable=False),
+    Column("worktree", Text, nullable=True),
+    Column("written_at", String(32), nullable=False),
+    Column("promoted_at", String(32), nullable=True),
+    UniqueConstraint("item_type", "item_id", name="uq_item_branches_item"),
+    Index("ix_item_branches_branch", "branch"),
+    sqlite_autoincrement=True,
 )
 
 # The identity of an item across machines (a ULID), beside the short per-store id agents use. Kept out

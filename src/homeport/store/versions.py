@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import Boolean, Connection, Integer, String, Text, bindparam, func, insert, select
 
+from homeport.store import branches
 from homeport.store._common import dump_json, load_json, now
 from homeport.store.database import Prepared
 from homeport.store.provenance import current_writer
@@ -66,6 +67,7 @@ def record(conn: Connection, item_type: str, item_id: int, item: dict[str, Any],
             "client_version": writer.client_version if writer else None,
             "tool": writer.tool if writer else None,
             "written_at": now(),
+            **branches.place_columns(),
         },
     )
 
@@ -81,6 +83,7 @@ def record_many(conn: Connection, item_type: str, items: Sequence[dict[str, Any]
         "client": writer.client if writer else None,
         "client_version": writer.client_version if writer else None,
         "tool": writer.tool if writer else None,
+        **branches.place_columns(),
     }
     rows = [
         {
@@ -166,5 +169,8 @@ _RECORD = Prepared(
         client_version=bindparam("client_version", type_=String),
         tool=bindparam("tool", type_=String),
         written_at=bindparam("written_at", type_=String),
+        branch=bindparam("branch", type_=String),
+        head_commit=bindparam("head_commit", type_=String),
+        worktree=bindparam("worktree", type_=Text),
     )
 )
