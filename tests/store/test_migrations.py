@@ -32,6 +32,7 @@ NEW_IN_0005 = {"item_writers"}
 NEW_IN_0006 = {"item_vectors"}
 NEW_IN_0007 = {"copy_checkpoint"}
 NEW_IN_0008 = {"item_versions"}
+NEW_IN_0009 = {"item_citations"}
 NEW_IN_0010 = {"item_branches"}
 NEW_IN_0013 = {"store_workspace"}
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
@@ -65,7 +66,9 @@ def index_columns(store: Store) -> list[str]:
 def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
-    added = NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007 | NEW_IN_0008 | NEW_IN_0013
+    added = (
+        NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007 | NEW_IN_0008 | NEW_IN_0009 | NEW_IN_0013
+    )
     added |= NEW_IN_0010
     assert tables(bare) == TABLES_0001 | added | {"alembic_version"}
     assert index_columns(bare) == ["item_type", "item_id", "category", "updated_at", "title", "body", "tags"]

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import branches, versions
+from homeport.store import citations as cited
 from homeport.store import search as search_index
 from homeport.store._common import now, row_dict
 from homeport.store.database import Prepared, Store, dict_rows
@@ -38,16 +39,20 @@ def log_decision(
     rationale: str | None = None,
     implementation_details: str | None = None,
     tags: Sequence[str] | None = None,
+    citations: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Record a decision; returns it with its new id.
+    """Record a decision; returns it with its new id. `citations`: anchors for `store.citations`.
 
     Raises:
         InvalidItemError: an empty summary.
     """
     with store.write() as conn:
-        return insert_decision(
+        written = insert_decision(
             conn, summary, rationale=rationale, implementation_details=implementation_details, tags=tags
         )
+        if citations is not None:
+            cited.replace(conn, ITEM_TYPE, written["id"], citations)
+        return written
 
 
 def checked_decision(summary: str | None, rationale: str | None, implementation_details: str | None) -> str:
@@ -169,18 +174,21 @@ def update_decision(
     rationale: str | None = None,
     implementation_details: str | None = None,
     tags: Sequence[str] | None = None,
+    citations: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Correct a decision in place: the fields given replace the stored ones (an empty rationale or
     implementation_details clears it); the earlier text stays as a version. Returns the decision.
+    `citations` (anchors for `store.citations`) replace its citations; [] removes them.
 
     Raises:
         InvalidItemError: an empty summary, or a field over its size limit.
         ItemNotFoundError: no decision has that id.
     """
-    if summary is None and rationale is None and implementation_details is None and tags is None:
-        raise InvalidItemError("nothing to update; pass summary, rationale, implementation_details or tags")
+    fields = (summary, rationale, implementation_details, tags, citations)
+    if all(value is None for value in fields):
+        raise InvalidItemError("nothing to update; pass summary, rationale, implementation_details, tags or cites")
     with store.write() as conn:
-        return rewrite_decision(
+        written = rewrite_decision(
             conn,
             decision_id,
             summary=summary,
@@ -188,6 +196,9 @@ def update_decision(
             implementation_details=implementation_details,
             tags=tags,
         )
+        if citations is not None:
+            cited.replace(conn, ITEM_TYPE, decision_id, citations)
+        return written
 
 
 def rewrite_decision(

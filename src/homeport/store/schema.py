@@ -30,6 +30,7 @@ __all__ = [
     "custom_data",
     "decisions",
     "item_branches",
+    "item_citations",
     "item_tags",
     "item_uids",
     "item_vectors",
@@ -223,6 +224,33 @@ item_branches = Table(
     Column("promoted_at", String(32), nullable=True),
     UniqueConstraint("item_type", "item_id", name="uq_item_branches_item"),
     Index("ix_item_branches_branch", "branch"),
+    sqlite_autoincrement=True,
+)
+
+# Citations from an item to the project's code (`homeport.store.citations`, migration 0009): one row per
+# citation, in the order given, holding its anchor as written (path relative to the workspace root,
+# lines, the file's git blob id, each normalised line's key, the span's SHA-256, a short quote, the
+# symbol around it). Checked against the files on every read (`homeport.citations`), never stored as
+# a status: the code changes without the store knowing. `confirmed_at`: the last confirm_citations.
+item_citations = Table(
+    "item_citations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("start_line", Integer, nullable=False),
+    Column("end_line", Integer, nullable=False),
+    Column("symbol", Text, nullable=True),
+    Column("blob_id", String(64), nullable=True),
+    Column("span_hash", String(64), nullable=False),
+    Column("line_keys", Text, nullable=False),
+    Column("span_chars", Integer, nullable=False),
+    Column("quote", Text, nullable=False),
+    Column("cited_at", String(32), nullable=False),
+    Column("confirmed_at", String(32), nullable=True),
+    Index("ix_item_citations_item", "item_type", "item_id", "position"),
     sqlite_autoincrement=True,
 )
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, READ, REPLACE, WRITE, WRITE_IDEMPOTENT, Needs, Scan
 from homeport.core.pipeline import Call
 from homeport.core.project_switches import check_project_switches
@@ -60,7 +61,9 @@ def search_items(
         )
 
     if not workspaces:
-        return one(call.store)
+        found = one(call.store)
+        found["results"] = citing.annotate_hits(call, found["results"])  # stale ones last, labelled
+        return found
     assert call.workspace is not None
     searched = [call.workspace, *_other_workspaces(call, workspaces)]
     hits: list[dict[str, Any]] = []

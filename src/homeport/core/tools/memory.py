@@ -6,7 +6,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
+from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
 from homeport.store import contexts, custom_data, decisions, patterns, progress
 from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
@@ -74,15 +76,22 @@ def log_decision(
     rationale: LongText | None = None,
     implementation_details: LongText | None = None,
     tags: TagsArg = None,
+    cites: CitesArg = None,
 ) -> Json:
     return decisions.log_decision(
-        call.require_store(), summary, rationale=rationale, implementation_details=implementation_details, tags=tags
+        call.require_store(),
+        summary,
+        rationale=rationale,
+        implementation_details=implementation_details,
+        tags=tags,
+        citations=citing.anchors_for(call, cites),
     )
 
 
 @CATALOG.tool("memory", READ, "List decisions, newest first, optionally by tags.", key="decisions")
 def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, tags_all: TagsArg = None) -> Any:
-    return decisions.get_decisions(call.store, limit=limit, tags_any=tags_any, tags_all=tags_all)
+    found = decisions.get_decisions(call.store, limit=limit, tags_any=tags_any, tags_all=tags_all)
+    return citing.annotate(call, "decision", found)
 
 
 @CATALOG.tool(

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, READ
 from homeport.core.pipeline import Call
 from homeport.store import task_context
@@ -33,4 +34,6 @@ def get_context(
         ),
     ] = 2000,
 ) -> dict[str, Any]:
-    return task_context.task_context(call.store, task, budget_tokens=budget_tokens)
+    out = task_context.task_context(call.store, task, budget_tokens=budget_tokens)
+    out["items"] = citing.annotate_hits(call, out["items"])  # stale ones last, labelled
+    return out

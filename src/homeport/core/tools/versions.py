@@ -11,7 +11,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, DELETE, WRITE_IDEMPOTENT, Scan
+from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
 from homeport.core.tools.knowledge import ItemType
 from homeport.core.tools.memory import IdArg, Json, TagsArg
@@ -38,6 +40,7 @@ def update_decision(
     rationale: ClearableText = None,
     implementation_details: ClearableText = None,
     tags: TagsArg = None,
+    cites: CitesArg = None,
 ) -> Json:
     return decisions.update_decision(
         call.require_store(),
@@ -46,6 +49,7 @@ def update_decision(
         rationale=rationale,
         implementation_details=implementation_details,
         tags=tags,
+        citations=citing.anchors_for(call, cites),
     )
 
 

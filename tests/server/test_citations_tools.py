@@ -1,0 +1,148 @@
+"""Citations to code through the real MCP client, in both protocol eras: cite on write, status on every read."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+
+RETRY = """import time
+
+
+class Retry:
+    def __init__(self, tries):
+        self.tries = tries
+
+    def schedule(self, job):
+        for attempt in range(self.tries):
+            if job():
+                return attempt
+            time.sleep(2 ** attempt)
+        raise RuntimeError("gave up after retries")
+"""
+
+
+def git_project(root: Path) -> Path:
+    """Turn the fixture's project (a bare `.git` folder) into a real repository with one commit."""
+    (root / ".git").rmdir()
+    (root / "payments").mkdir()
+    (root / "payments" / "retry.py").write_text(RETRY)
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "first"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=root, check=True, capture_output=True
+        )
+    return root
+
+
+async def call(c: Client, tool: str, /, **arguments):
+    r = await c.call_tool(tool, arguments)
+    assert not r.is_error, r.content[0].text
+    return r.structured_content
+
+
+async def refused(c: Client, tool: str, /, **arguments) -> tuple[str, str]:
+    r = await c.call_tool(tool, arguments)
+    assert r.is_error, (tool, arguments)
+    return r.structured_content["error"]["code"], r.content[0].text
+
+
+def statuses(decision: dict) -> list[str]:
+    return [c["status"] for c in decision["citations"]]
+
+
+@MODES
+async def test_a_cited_decision_reads_fresh_then_moved_then_changed_as_the_code_changes(server_factory, projects, mode):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    source = root / "payments" / "retry.py"
+    async with Client(server_factory(), mode=mode) as c:
+        d = await call(
+            c,
+            "log_decision",
+            summary="Retries back off exponentially",
+            cites=[
+                {"path": "payments/retry.py", "symbol": "Retry.schedule"},
+                {"path": "payments/retry.py", "lines": "4-6"},
+            ],
+            workspace=ws,
+        )
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        assert statuses(got) == ["fresh", "fresh"] and got["citation_status"] == "fresh"
+        assert got["citations"][0]["symbol"] == "Retry.schedule" and got["citations"][0]["lines"] == "8-13"
+        assert got["citations"][1]["quote"] == "class Retry:"
+
+        source.write_text("# a header line\n" + RETRY)
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        assert statuses(got) == ["moved", "moved"]
+        assert got["citations"][0]["now"] == {"path": "payments/retry.py", "lines": "9-14"}
+
+        source.write_text(RETRY.replace("2 ** attempt", "min(30, 2 ** attempt)"))
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        assert statuses(got) == ["changed", "fresh"] and got["citation_status"] == "changed"
+
+        hits = (await call(c, "search", query="retries", mode="words", workspace=ws))["results"]
+        assert hits[0]["id"] == d["id"] and hits[0]["citation_status"] == "changed"
+
+        report = await call(c, "verify_citations", workspace=ws)
+        assert report["failing"] and report["counts"]["changed"] == 1 and report["items"][0]["id"] == d["id"]
+
+        confirmed = await call(
+            c, "confirm_citations", item_type="decision", item_id=d["id"], accept_changes=True, workspace=ws
+        )
+        assert confirmed["citation_status"] == "fresh" and confirmed["reanchored"] == 1
+        assert not (await call(c, "verify_citations", workspace=ws))["failing"]
+
+
+@MODES
+async def test_a_stale_item_ranks_below_a_fresh_one_in_search_and_is_still_listed(server_factory, projects, mode):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    async with Client(server_factory(), mode=mode) as c:
+        stale = await call(
+            c,
+            "log_decision",
+            summary="retry retry retry policy",
+            cites=[{"path": "payments/retry.py", "lines": "8-13"}],
+            workspace=ws,
+        )
+        fresh = await call(
+            c,
+            "log_decision",
+            summary="retry policy",
+            cites=[{"path": "payments/retry.py", "lines": "4-6"}],
+            workspace=ws,
+        )
+        (root / "payments" / "retry.py").write_text(RETRY.replace("gave up", "stopped"))
+        hits = (await call(c, "search", query="retry", mode="words", workspace=ws))["results"]
+    assert [(h["id"], h["citation_status"]) for h in hits] == [(fresh["id"], "fresh"), (stale["id"], "changed")]
+
+
+@MODES
+async def test_a_citation_outside_the_workspace_is_refused_naming_the_path(server_factory, projects, mode, tmp_path):
+    root = git_project(projects["alpha"])
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    (root / "link.py").symlink_to(tmp_path / "outside.py")
+    ws = str(root)
+    async with Client(server_factory(), mode=mode) as c:
+        for path in ("/etc/passwd", "../outside.py", "payments/../../outside.py", "link.py"):
+            code, text = await refused(
+                c, "log_decision", summary="x", cites=[{"path": path, "lines": "1"}], workspace=ws
+            )
+            assert code == "invalid_item" and repr(path) in text, text
+        listed = await call(c, "get_decisions", workspace=ws)
+    assert listed["decisions"] == []  # nothing was written
+
+
+@MODES
+async def test_items_without_citations_read_exactly_as_before(server_factory, projects, mode):
+    ws = str(projects["alpha"])
+    async with Client(server_factory(), mode=mode) as c:
+        await call(c, "log_decision", summary="plain", workspace=ws)
+        listed = await call(c, "get_decisions", workspace=ws)
+    (item,) = listed["decisions"]
+    assert "citations" not in item and "citation_status" not in item
