@@ -53,7 +53,7 @@ from homeport.errors import (
     error_for_code,
 )
 from homeport.registry import Owner
-from homeport.store import Store
+from homeport.store import Store, branches
 from homeport.store.loop_calls import MustWait, may_wait, on_loop
 from homeport.store.provenance import Writer, writing_as
 from homeport.workspace import CallInputs, Workspace
@@ -82,6 +82,9 @@ FOREIGN_WORKSPACE_NAMES = frozenset(
 )
 
 
+# Tools whose new decisions and patterns are not scoped to the branch they are written on: what they
+# write was decided elsewhere (an import) or already belonged somewhere (a restored version).
+_UNSCOPED_TOOLS = frozenset({"import", "import_from", "restore_version"})
 # Arguments that are never written as memory text: not scanned for secrets.
 _NOT_SCANNED = frozenset({"workspace", "allow_secrets"})
 # What a file tool's effect asks of the file-area policy.
@@ -554,8 +557,12 @@ class CallPipeline:
             kwargs.pop("allow_secrets", None)
         client, client_version = request.client
         writer = Writer(request.principal, client, client_version, spec.name)
+        workspace = call.workspace
+        # Where its writes are made and its reads see from: the work tree's branch (none for a logical key).
+        tree = workspace.root if call.store is not None and workspace and workspace.logical_key is None else None
+        scoping = spec.name not in _UNSCOPED_TOOLS
         try:
-            with writing_as(writer):  # every item version this call writes records who wrote it
+            with writing_as(writer), branches.working_in(tree, scoping=scoping, store=call.store) as place:
                 result = spec.run(call, **kwargs)
         except OverflowError as exc:
             # Out-of-range input that reached a library (an id past 64 bits, a date past year 9999).
@@ -573,6 +580,8 @@ class CallPipeline:
             shaped = result if isinstance(result, dict) else {spec.result_key or "result": result}
         else:
             shaped = tool_result(call.workspace, result, spec.result_key)
+        if place.hidden:  # what its reads left out: decisions and patterns of branches not merged here
+            shaped = {**shaped, **place.report()}
         return _alias_shaped_dict(route, shaped)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from homeport.embedding.model import Embedder, load_embedder, unavailable_reason
 from homeport.errors import SemanticSearchUnavailableError
-from homeport.store import Store
+from homeport.store import Store, branches
 from homeport.store import search as word_search
 from homeport.store.loop_calls import may_wait
 
@@ -132,8 +132,10 @@ class SemanticSearch:
                     self._cache = VectorCache()
         self.notice(store, wrote=False)
         query_vector = embedder.embed([query])[0]
-        depth = limit if mode == "semantic" else max(limit, _FUSION_DEPTH)
+        hidden = branches.hidden_keys_of(store)  # decisions and patterns of branches the reader is not on
+        depth = (limit if mode == "semantic" else max(limit, _FUSION_DEPTH)) + len(hidden)
         meaning = self._cache.nearest(store, embedder.name, query_vector, filters=VectorFilters(**filters), limit=depth)
+        meaning = branches.without_hidden(meaning, hidden)
         if mode == "semantic":
             results = meaning
         else:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from homeport.errors import InvalidItemError
+from homeport.store import branches
 from homeport.store._common import ITEM_TYPES, normalize_tags, utc_stamp
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_QUERY_CHARS, MAX_SNIPPET_CHARS, check_text
@@ -242,15 +243,23 @@ def search(
         return []
     filters = _Filters(wanted, normalize_tags(tags_any), category.strip() if category else None, cutoff, limit)
     with store.read() as conn:
-        if conn.dialect.name != "sqlite":
-            return _run_postgres(conn, query, filters)
-        raw = driver(conn)
-        try:
-            return _run(raw, query, filters)
-        except sqlite3.OperationalError:  # FTS5 syntax; a failed SELECT leaves the read transaction as it was
-            pass
-        fallback = plain_words(query)
-        return _run(raw, fallback, filters) if fallback else []
+        hidden = branches.hidden_keys(store, conn)  # decisions and patterns of branches the reader is not on
+        if hidden:
+            filters.limit += len(hidden)
+        hits = _search_in(conn, query, filters)
+    return branches.without_hidden(hits, hidden, filters.limit - len(hidden)) if hidden else hits
+
+
+def _search_in(conn: Connection, query: str, filters: _Filters) -> list[dict[str, Any]]:
+    if conn.dialect.name != "sqlite":
+        return _run_postgres(conn, query, filters)
+    raw = driver(conn)
+    try:
+        return _run(raw, query, filters)
+    except sqlite3.OperationalError:  # FTS5 syntax; a failed SELECT leaves the read transaction as it was
+        pass
+    fallback = plain_words(query)
+    return _run(raw, fallback, filters) if fallback else []
 
 
 class _Filters:

@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from homeport.errors import InvalidItemError
+from homeport.store import branches
 from homeport.store import search as search_index
 from homeport.store._common import load_json
 from homeport.store.contexts import ContextKind, get_context
@@ -100,6 +101,7 @@ def task_context(store: Store | None, task: str, *, budget_tokens: int = 2000) -
                 left -= entry["tokens"]
         ranked = _ranked(store, task)
         candidates = ranked or _recent(conn)
+        candidates = branches.without_hidden(candidates, branches.hidden_keys(store, conn))  # other branches'
         texts = _texts(conn, [(c["type"], c["id"]) for c in candidates])
     why = "match" if ranked else "recent"
     for candidate in candidates:

@@ -147,6 +147,12 @@ def _public(row: Any) -> dict[str, Any]:
         "deleted": bool(row.deleted),
         "changed_at": row.written_at,
         "written_by": writer,
+        # Where it was written (revision 0010): None outside a git work tree and before 0010.
+        "made_in": (
+            None
+            if row.worktree is None
+            else {"branch": row.branch, "commit": row.head_commit, "worktree": row.worktree}
+        ),
     }
 
 

@@ -1,6 +1,7 @@
 """The tools, one module per group; importing this package declares them all in `CATALOG`, in order."""
 
 from homeport.core.tools import (  # noqa: F401  (declarations)
+    branches,
     citations,
     compat_conport,
     compat_devdb,

@@ -68,7 +68,7 @@ def _listed(key: str) -> Any:
         limit = _args.get("limit")
         if key == "items" and isinstance(limit, int):  # get_linked_items: ConPort's limit, Homeport has none
             items = items[:limit]
-        return {"result": [_item(i) for i in items], "workspace": result.get("workspace")}
+        return {"result": [_item(i) for i in items], "workspace": result.get("workspace"), **_hidden(result)}
 
     return shape
 
@@ -98,7 +98,17 @@ def _hits(result: Json, _args: Json) -> Json:
             item.setdefault(field, title)
         item.setdefault("timestamp", hit.get("updated_at"))
         out.append(item)
-    return {"result": out, "mode_used": result.get("mode_used"), "workspace": result.get("workspace")}
+    return {
+        "result": out,
+        "mode_used": result.get("mode_used"),
+        "workspace": result.get("workspace"),
+        **_hidden(result),
+    }
+
+
+def _hidden(result: Json) -> Json:
+    """What Homeport left out as another branch's decisions and patterns (`store.branches`), carried over."""
+    return {k: result[k] for k in ("hidden_on_other_branches", "hidden_why") if k in result}
 
 
 def _context(result: Json, _args: Json) -> Json:

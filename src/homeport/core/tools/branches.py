@@ -1,0 +1,33 @@
+"""Branch-aware memory: make a branch's decisions and patterns visible on every branch.
+
+Decisions and system patterns written on a branch other than the default branch are seen only where
+that branch's work is (`homeport.store.branches`); merges are found by ancestry and patch-ids. What git
+cannot show (a branch merged on a forge and deleted before this clone saw it, work carried over by
+hand) is said here: `promote_branch`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from homeport.core.catalog import CATALOG, WRITE_IDEMPOTENT
+from homeport.core.pipeline import Call
+from homeport.core.tools.memory import Json
+from homeport.store import branches
+
+__all__: list[str] = []
+
+BranchArg = Annotated[str, Field(min_length=1, max_length=255, description="The branch name, e.g. feat/retry.")]
+
+
+@CATALOG.tool(
+    "memory",
+    WRITE_IDEMPOTENT,
+    "Make every decision and system pattern written on a branch visible on all branches, as if it were "
+    "merged (for a merge git cannot show: a branch deleted after a forge merged it, work copied by hand). "
+    "Reads say hidden_on_other_branches and which branch; returns how many items were promoted.",
+)
+def promote_branch(call: Call, branch: BranchArg) -> Json:
+    return branches.promote(call.require_store(), branch)
