@@ -106,3 +106,24 @@ def test_writes_leave_no_temp_files_behind(store: TokenStore) -> None:
 
 def test_exports_are_pinned() -> None:
     assert sorted(tokens_module.__all__) == ["TOKEN_PREFIX", "TokenStore"]
+
+
+def test_a_token_for_the_local_users_name_is_refused_and_nothing_is_written(store: TokenStore) -> None:
+    """`local` names the local user when no token is required; the server refuses any token whose agent is
+    `local` on every request, so minting one would only hand out a token that never works."""
+    from homeport.server.request import LOCAL_PRINCIPAL
+
+    with pytest.raises(ConfigError) as caught:
+        store.add(LOCAL_PRINCIPAL)
+    assert "'local'" in caught.value.message and "another name" in caught.value.message
+    assert not store.path.exists() or store.list() == []
+
+
+def test_the_shell_refuses_to_mint_a_token_for_local(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from homeport.cli import cli
+
+    result = CliRunner().invoke(cli, ["tokens", "add", "local", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "'local'" in result.stderr and "hp_" not in result.stdout
+    assert not (tmp_path / "tokens.json").exists()

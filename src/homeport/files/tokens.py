@@ -34,6 +34,9 @@ TOKEN_PREFIX = "hp_"
 _FILE_MODE = 0o600
 _FORMAT_VERSION = 1
 _MAX_FILE_BYTES = 64 * 1024 * 1024  # a token is a ~200-byte entry: room for a very large team
+# The local user's name when no token is required (homeport.server.request.LOCAL_PRINCIPAL; a test pins the two
+# together): the server refuses a token whose agent has it on every request, so none is minted for it.
+_LOCAL_USER = "local"
 
 
 def _short(exc: BaseException) -> str:
@@ -58,6 +61,11 @@ class TokenStore:
             ConfigError: `agent_id` is not a valid id, or the file is unreadable or unwritable.
         """
         check_id(agent_id, "agent")
+        if agent_id == _LOCAL_USER:
+            raise ConfigError(
+                f"{_LOCAL_USER!r} is the name of the local user when no token is required, and a token for it would "
+                "be refused on every request; give the agent another name"
+            )
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with locked(self.path):
             entries = self._read()
