@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from homeport.store.chunking import CHUNK_WORDS, chunk_text, item_text
+from homeport.store.chunking import CHUNK_WORDS, chunk_text, item_chunks, item_text
 from homeport.store.fusion import RRF_K, fuse
 
 
@@ -72,3 +72,37 @@ def test_a_bad_overlap_is_refused():
 def test_the_embedded_text_holds_the_title_the_body_and_the_tags():
     assert item_text("Use WAL", "readers never block", "db perf") == "Use WAL\nreaders never block\ntags: db perf"
     assert item_text("Only a title", "") == "Only a title"
+
+
+def test_the_semantic_first_place_beats_an_item_both_rankings_put_far_down():
+    # RRF_K = 5: agreement deep in two short lists does not outrank a first place (it did with k = 60).
+    words = [*(hit("decision", n) for n in range(1, 30)), hit("progress", 7)]
+    meaning = [*(hit("decision", n) for n in range(101, 130)), hit("progress", 7)]
+    fused = fuse({"words": words, "semantic": meaning}, limit=3)
+    assert [(h["type"], h["id"]) for h in fused[:2]] == [("decision", 1), ("decision", 101)]
+    assert ("progress", 7) not in [(h["type"], h["id"]) for h in fused]
+
+
+@given(
+    words=RANKING,
+    meaning=RANKING,
+    a=st.integers(1, 20),
+    b=st.integers(1, 20),
+)
+def test_of_two_items_at_the_same_ranks_one_found_by_both_lists_is_first(words, meaning, a, b):
+    # x is found by both rankings at ranks a and b; y only by words at rank a (and z only by meaning at b).
+    x, y, z = ("decision", 101), ("decision", 102), ("decision", 103)
+    w = [k for k in words if k not in (x, y, z)][: a - 1]
+    m = [k for k in meaning if k not in (x, y, z) and k not in w][: b - 1]
+    w, m = [*w, x, y], [*m, x, z]
+    fused = fuse({"words": [hit(*k) for k in w], "semantic": [hit(*k) for k in m]}, limit=100)
+    place = {(h["type"], h["id"]): n for n, h in enumerate(fused)}
+    assert place[x] < place[y] and place[x] < place[z]
+
+
+def test_an_item_with_a_body_has_its_title_as_one_more_chunk_and_a_title_only_item_does_not():
+    assert item_chunks("Use WAL", "readers never block", "db") == ["Use WAL readers never block tags: db", "Use WAL"]
+    assert item_chunks("Only a title", "") == ["Only a title"]
+    long_body = " ".join(f"w{n}" for n in range(300))
+    chunks = item_chunks("Long one", long_body)
+    assert chunks[-1] == "Long one" and chunks[:-1] == chunk_text(item_text("Long one", long_body))

@@ -22,7 +22,7 @@ np = pytest.importorskip("numpy", reason="the vector store needs numpy (pip inst
 from homeport.embedding.indexer import VectorIndexer  # noqa: E402
 from homeport.errors import ItemNotFoundError  # noqa: E402
 from homeport.store import contexts, custom_data, decisions, progress  # noqa: E402
-from homeport.store.chunking import chunk_text, item_text  # noqa: E402
+from homeport.store.chunking import item_chunks  # noqa: E402
 from homeport.store.vectors import PendingItem, pending_count, pending_items, save_vectors  # noqa: E402
 
 
@@ -105,7 +105,7 @@ def run(store, embedder: HashEmbedder, ops) -> None:
 def assert_vectors_are_the_current_versions(store, embedder: HashEmbedder) -> None:
     with store.read() as conn:
         items = {
-            (t, int(i)): item_text(title, body or "", tags or "")
+            (t, int(i)): item_chunks(title, body or "", tags or "")
             for t, i, title, body, tags in conn.execute(
                 sql("SELECT item_type, item_id, title, body, tags FROM search_index")
             )
@@ -117,8 +117,7 @@ def assert_vectors_are_the_current_versions(store, embedder: HashEmbedder) -> No
         assert chunk not in stored.setdefault((t, int(i)), {}), "two vectors for one chunk"
         stored[(t, int(i))][chunk] = bytes(vector)  # PostgreSQL's bytea may come back as a memoryview
     assert set(stored) == set(items), "vectors of deleted items, or live items without vectors"
-    for key, text in items.items():
-        chunks = chunk_text(text)
+    for key, chunks in items.items():
         assert sorted(stored[key]) == list(range(len(chunks))), key
         expected = embedder.embed(chunks)
         got = np.array([np.frombuffer(stored[key][n], dtype="<f4") for n in range(len(chunks))])
@@ -183,7 +182,8 @@ def test_a_long_item_is_embedded_in_chunks_not_truncated(vector_store, tmp_path)
     indexer.close()
     with store.read() as conn:
         chunks = conn.execute(sql("SELECT count(*) FROM item_vectors")).scalar()
-    assert chunks == len(chunk_text(item_text("long", " ".join(words)))) > 8
+    # Every chunk of the text, and the title alone.
+    assert chunks == len(item_chunks("long", " ".join(words))) > 8
     store.close()
 
 

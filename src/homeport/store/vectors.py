@@ -23,7 +23,7 @@ from sqlalchemy import Connection, text
 
 from homeport.store._common import normalize_tags, utc_stamp
 from homeport.store._pgvector import PgVector, pgvector_for, vector_text
-from homeport.store.chunking import chunk_text, item_text
+from homeport.store.chunking import item_chunks, item_text, text_chunks
 from homeport.store.database import Store, driver
 from homeport.store.fields import MAX_SNIPPET_CHARS
 from homeport.store.search import SEARCHABLE_TYPES, filter_conditions, in_list, index_rowid
@@ -43,10 +43,12 @@ __all__ = [
 ]
 
 # Nearest is not relevant: an item less similar than this (cosine) is not a hit. all-MiniLM-L6-v2 puts
-# unrelated texts below it. On the labelled set (bench/retrieval): no floor gave hit@10 92.3 / 86.3 %
-# (semantic / auto) and no empty answer to any of 22 queries without a relevant item; 0.25 gave 90.1 /
-# 89.6 % and 5 empty answers; 0.3 cost 9 points of hit@10.
-MIN_SIMILARITY = 0.25
+# unrelated texts below it. On the first labelled set (bench/retrieval, 2026-11-25): no floor gave hit@10
+# 92.3 / 86.3 % (semantic / auto) and no empty answer to any of 22 queries without a relevant item; 0.25
+# gave 90.1 / 89.6 % and 5 empty answers; 0.3 cost 9 points of hit@10. With both sets, title chunks and
+# RRF k = 5 (2026-11-28): 0.25 gave auto hit@10 92.3 / 92.1 % (Quillbill / Trailmate) and 4 + 2 empty
+# answers of 34; 0.2 gave 93.4 / 97.0 % and 1 + 1: a paraphrase's answer is often between the two.
+MIN_SIMILARITY = 0.2
 # How many of the nearest chunks are looked at before the filters; doubled until `limit` items pass.
 _FIRST_WINDOW = 256
 
@@ -79,11 +81,12 @@ class _Sql:
 class PendingItem:
     item_type: str
     item_id: int
-    text: str
+    text: str  # chunking.item_text: what save_vectors compares with the item's current text
+    title: str = ""
 
     @property
     def chunks(self) -> list[str]:
-        return chunk_text(self.text)
+        return text_chunks(self.text, self.title)
 
 
 def vector_search_path(store: Store) -> str:
@@ -112,7 +115,7 @@ def pending_items(store: Store, model: str, *, limit: int) -> list[PendingItem]:
             )
             .fetchall()
         )
-    return [PendingItem(t, int(i), item_text(title, body or "", tags or "")) for t, i, title, body, tags in rows]
+    return [PendingItem(t, int(i), item_text(title, body or "", tags or ""), title) for t, i, title, body, tags in rows]
 
 
 def pending_count(store: Store, model: str) -> int:
@@ -364,7 +367,7 @@ def _fetch(raw: _Sql, ranked: list[tuple[int, int, float]], filters: VectorFilte
         if row is None or score < MIN_SIMILARITY:
             continue
         _, item_type, item_id, title, body, tags_text, updated_at = row
-        chunks = chunk_text(item_text(title, body or "", tags_text or ""))
+        chunks = item_chunks(title, body or "", tags_text or "")
         hits.append(
             {
                 "type": item_type,
