@@ -21,7 +21,11 @@ GIT_ENV = {
 
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=root, env=GIT_ENV, capture_output=True, text=True
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
+        cwd=root,
+        env=GIT_ENV,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

@@ -97,6 +97,10 @@ class ToolCall:
         if "workspace" in result:
             console.print(workspace_line(result["workspace"]), soft_wrap=True)
         render(console, result)
+        if result.get("hidden_on_other_branches"):  # decisions and patterns of branches not merged here
+            from homeport.cli.branches import hidden_line
+
+            console.print(hidden_line(result), style="dim", soft_wrap=True)
 
 
 def _say_what_waits_for_trust(runtime: Any, result: Result) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from homeport.errors import ItemNotFoundError
-from homeport.store import provenance
+from homeport.store import branches, provenance
 from homeport.store._common import load_json, row_dict
 from homeport.store.database import Store
 from homeport.store.items import check_type
@@ -75,6 +75,11 @@ def decision_page(store: Store | None, *, offset: int = 0, limit: int = 50, tag:
         listed = filter_by_tags(listed, decisions.c.id, "decision", tags_any=[tag], tags_all=None)
         counted = filter_by_tags(counted, decisions.c.id, "decision", tags_any=[tag], tags_all=None)
     with store.read() as conn:
+        hidden = branches.hidden(store, conn, "decision")  # written on a branch the reader is not on
+        if hidden:
+            listed = listed.where(decisions.c.id.not_in(list(hidden)))
+            counted = counted.where(decisions.c.id.not_in(list(hidden)))
+            branches.note_matching(conn, "decision", decisions.c.id, hidden, [tag] if tag else None, None)
         total = conn.execute(counted).scalar_one()
         rows = [row_dict(r) for r in conn.execute(listed.order_by(decisions.c.id.desc()).offset(offset).limit(limit))]
         tags = tags_of(conn, "decision", [r["id"] for r in rows])

@@ -165,6 +165,7 @@ class Dashboard:
             pages=pages,
             progress=progress["progress"],
             patterns=patterns["system_patterns"],
+            patterns_result=patterns,
             categories=sorted(categories.items()),
             glossary=glossary,
             took_ms=round((time.perf_counter() - started) * 1000, 1),

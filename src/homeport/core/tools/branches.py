@@ -25,9 +25,8 @@ BranchArg = Annotated[str, Field(min_length=1, max_length=255, description="The 
 @CATALOG.tool(
     "memory",
     WRITE_IDEMPOTENT,
-    "Make every decision and system pattern written on a branch visible on all branches, as if it were "
-    "merged (for a merge git cannot show: a branch deleted after a forge merged it, work copied by hand). "
-    "Reads say hidden_on_other_branches and which branch; returns how many items were promoted.",
+    "Show a branch's decisions and system patterns on every branch, as if merged: for a merge git cannot "
+    "see (a forge merged and deleted it). Reads name such branches in hidden_why.",
 )
 def promote_branch(call: Call, branch: BranchArg) -> Json:
     return branches.promote(call.require_store(), branch)
