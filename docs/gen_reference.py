@@ -360,6 +360,10 @@ PROJECT_KEYS: dict[str, dict[str, str]] = {
     "tools": {
         "deny": "Tools refused for this project, by Homeport's name (covers its aliases) or an alias's.",
     },
+    "branches": {
+        "default": "The default branch when git names none (no `origin/HEAD`, no `main` or `master`): branch "
+        "decisions are seen everywhere once merged into it (explanation/branches.md).",
+    },
 }
 
 
