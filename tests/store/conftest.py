@@ -1,4 +1,5 @@
-"""Fixtures of the store tests: every store test that takes `copy_store` runs on SQLite and on PostgreSQL."""
+"""Fixtures of the store tests: every store test that takes `copy_store` runs on SQLite and on PostgreSQL, in
+both of PostgreSQL's layouts (a schema per workspace; shared tables keyed by workspace)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import pytest
 
 from homeport.store import Store, store_path_for
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+BACKENDS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("postgres-shared", marks=pytest.mark.postgres),
+]
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +36,23 @@ def postgres_stores(store_postgres_url: str) -> Iterator:
     stores.close()
 
 
+@pytest.fixture(scope="session")
+def shared_postgres_stores(store_postgres_url: str) -> Iterator:
+    """Every PostgreSQL store of the run in the shared layout: a database of its own beside `store_postgres_url`'s."""
+    import psycopg
+
+    from homeport.store.postgres import PostgresStores
+
+    name = store_postgres_url.rsplit("/", 1)[1] + "_shared"
+    with psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    stores = PostgresStores(f"postgresql://postgres@127.0.0.1:5432/{name}?layout=shared")
+    yield stores
+    stores.close()
+    with psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def store_backend(request) -> str:
     return request.param
@@ -41,10 +63,10 @@ def copy_store(store_backend: str, request, migrated_db: Path) -> Callable[[Path
     """`copy_store(root)`: an empty store at the head schema for `root`, on the backend of the test.
 
     SQLite: a copy of the template file. PostgreSQL: a new schema for the workspace key `str(root)`,
-    built by the migrations.
+    built by the migrations; in the shared layout, a new workspace number in the shared tables.
     """
-    if store_backend == "postgres":
-        stores = request.getfixturevalue("postgres_stores")
+    if store_backend in ("postgres", "postgres-shared"):
+        stores = request.getfixturevalue("postgres_stores" if store_backend == "postgres" else "shared_postgres_stores")
 
         def open_postgres(root: Path) -> Store:
             store = stores.get(str(root), create=True)
@@ -83,7 +105,12 @@ def vector_store(request, migrated_db: Path) -> Callable[[Path], Store]:
     without the vector extension (float32 blobs, 127.0.0.1:5432) and PostgreSQL with pgvector."""
     if request.param == "sqlite":
         return _sqlite_copier(migrated_db)
-    stores = request.getfixturevalue("postgres_stores" if request.param == "postgres" else "pgvector_stores")
+    fixtures = {
+        "postgres": "postgres_stores",
+        "postgres-shared": "shared_postgres_stores",
+        "pgvector": "pgvector_stores",
+    }
+    stores = request.getfixturevalue(fixtures[request.param])
 
     def open_postgres(root: Path) -> Store:
         store = stores.get(str(root), create=True)

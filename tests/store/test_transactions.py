@@ -134,7 +134,9 @@ def test_a_new_store_once_closed_has_its_schema_in_its_main_file(tmp_path):
     assert _in_main_file_alone(store.path, tmp_path, "SELECT version_num FROM alembic_version") is not None
 
 
-def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(store):
+def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(store, store_backend):
+    if store_backend == "postgres-shared":
+        pytest.skip("the shared layout's tenant role may create no tables, and its foreign keys are not deferred")
     with store.write() as conn:  # a deferred foreign key is checked only at COMMIT
         conn.exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
         conn.exec_driver_sql(

@@ -553,10 +553,13 @@ def _without_null_id(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def advance_sequence(conn: Connection, table: str, row_id: int) -> None:
-    """After a row was inserted with an explicit id on PostgreSQL: the table's sequence moves past it."""
+    """After a row was inserted with an explicit id on PostgreSQL: the table's sequence moves past it.
+
+    Nothing where the id has no sequence (the shared layout numbers ids per workspace in a trigger).
+    """
     conn.exec_driver_sql(
-        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
-        f"GREATEST({int(row_id)}, (SELECT last_value FROM {table}_id_seq)))"
+        f"SELECT setval(s, GREATEST({int(row_id)}, pg_sequence_last_value(s::regclass))) "
+        f"FROM pg_get_serial_sequence('{table}', 'id') AS s WHERE s IS NOT NULL"
     )
 
 

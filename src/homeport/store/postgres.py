@@ -19,7 +19,7 @@ import hashlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -29,10 +29,15 @@ from homeport.store.copy_state import CHECKPOINT_QUERY, Checkpoint, refuse_parti
 from homeport.store.database import Store
 from homeport.workspace.keys import canonical_key
 
+if TYPE_CHECKING:
+    from homeport.store.postgres_shared import SharedLayout
+
 __all__ = ["MAX_KEY_CHARS", "PostgresStore", "PostgresStores", "engine_for", "schema_for", "shown_url"]
 
 MAX_KEY_CHARS = 1000
 _REGISTRY = "homeport.workspaces"
+# The layout of a new database when its URL names none (an existing one keeps its own).
+DEFAULT_LAYOUT = "schema"
 # pg_advisory_xact_lock keys: one for the registry itself, one per workspace schema (hashed from its name).
 _REGISTRY_LOCK = 0x686F6D65706F7274  # "homeport"
 
@@ -72,7 +77,8 @@ def engine_for(url: str, *, pool_size: int = 5) -> Engine:
             f"--store {shown_url(url)}: only PostgreSQL is supported (postgresql://user@host/db); "
             "without --store each workspace keeps its own SQLite file"
         )
-    parsed = parsed.set(drivername="postgresql+psycopg")
+    # `layout` is Homeport's (see PostgresStores), not a connection option for the driver.
+    parsed = parsed.set(drivername="postgresql+psycopg").difference_update_query(["layout"])
     # At most pool_size + 10 connections, all kept once opened: with SQLAlchemy's overflow (max_overflow=10),
     # every connection above pool_size was closed on return and opened again by the next burst of calls, a few
     # milliseconds of CPU each on both sides. Connections are still opened only when calls want them at once.
@@ -104,6 +110,9 @@ class PostgresStore(Store):
         settings = f"SET LOCAL search_path TO {schema}; SET LOCAL plan_cache_mode = force_custom_plan"
         self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}"  # one snapshot, as on SQLite
         self._begin_write = f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({self._lock_id})"
+        # The driver in autocommit sends no BEGIN of its own; ours opens the transaction, and psycopg's
+        # commit and rollback end it (they send COMMIT or ROLLBACK whenever one is open).
+        self._options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
 
     def _read_transaction(self) -> contextlib.AbstractContextManager[Connection]:
         return self._transaction(write=False)
@@ -118,9 +127,7 @@ class PostgresStore(Store):
         doing = "writing" if write else "reading"
         try:
             with self._stores.engine.connect() as conn:
-                # The driver in autocommit sends no BEGIN of its own; ours opens the transaction, and psycopg's
-                # commit and rollback end it (they send COMMIT or ROLLBACK whenever one is open).
-                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn = conn.execution_options(**self._options)
                 conn.exec_driver_sql(self._begin_write if write else self._begin_read)
                 try:
                     yield conn
@@ -154,14 +161,24 @@ class PostgresStore(Store):
 
 
 class PostgresStores:
-    """Every workspace's store in one PostgreSQL database, created and migrated on first use."""
+    """Every workspace's store in one PostgreSQL database, created and migrated on first use.
+
+    Two layouts (docs/architecture.md, "The store"): one schema per workspace, or every workspace in
+    shared tables keyed by workspace (`homeport.store.postgres_shared`). A database keeps the layout it
+    was created with; `?layout=shared` in the URL creates a new database in the shared layout (and
+    `homeport migrate` with it moves a database of schemas there), `?layout=schema` insists on schemas.
+    """
 
     def __init__(self, url: str, *, pool_size: int = 5) -> None:
+        from homeport.store.postgres_shared import requested_layout
+
         self.url = url
         self.engine = engine_for(url, pool_size=pool_size)
+        self.requested = requested_layout(make_url(url).query)
         self._lock = threading.Lock()
         self._stores: dict[str, PostgresStore] = {}
         self._registry_ready = False
+        self._layout: Any = None  # the SharedLayout, once found; False: one schema per workspace
 
     def get(self, key: str, *, create: bool, allow_unfinished_copy: bool = False) -> PostgresStore | None:
         """The store of workspace `key`; None for a workspace with no store yet unless `create`.
@@ -194,9 +211,55 @@ class PostgresStores:
                 self._stores[key] = store
             return store
 
+    def shared_layout(self, *, create: bool = True) -> SharedLayout | None:
+        """The shared tables of this database, or None when it keeps one schema per workspace.
+
+        Decided once per object: a database with the shared layout uses it; a new database gets the layout
+        its URL asks for (`DEFAULT_LAYOUT` if none), created here unless not `create` (then None until then).
+
+        Raises:
+            ConfigError: the URL asks for a layout the database does not have.
+        """
+        if self._layout is not None:
+            return self._layout or None
+        from homeport.store.postgres_shared import SharedLayout
+
+        with self.engine.connect() as conn:
+            shared = SharedLayout.exists(conn)
+        schemas = self._holds_schemas()
+        if shared and schemas:
+            raise ConfigError(
+                f"moving the workspaces of {shown_url(self.url)} into shared tables is unfinished; run "
+                f"`homeport migrate --store '{shown_url(self.url)}'` with layout=shared again to finish it"
+            )
+        wanted = self.requested or ("schema" if schemas else DEFAULT_LAYOUT)
+        if shared and self.requested == "schema":
+            raise ConfigError(
+                f"{shown_url(self.url)} keeps every workspace in shared tables (layout=shared); "
+                "drop layout=schema from the store URL"
+            )
+        if not shared and wanted == "shared" and schemas:
+            raise ConfigError(
+                f"{shown_url(self.url)} keeps one schema per workspace; to move every workspace into shared tables "
+                f"run `homeport migrate --store '{shown_url(self.url)}'` (with layout=shared), or drop layout=shared"
+            )
+        if not shared and wanted == "schema":
+            self._layout = False
+            return None
+        layout = SharedLayout(self)
+        if not shared:
+            if not create:
+                return None
+            layout.create()
+        self._layout = layout
+        return layout
+
     def _open(self, key: str, *, create: bool) -> PostgresStore | None:
         from homeport.store.database import SCHEMA_REVISION
 
+        layout = self.shared_layout()
+        if layout is not None:
+            return layout.open(key, create=create)
         self.ensure_registry()
         with self.engine.connect() as conn:
             row = conn.exec_driver_sql(
@@ -273,6 +336,10 @@ class PostgresStores:
 
     def revisions(self) -> dict[str, str]:
         """Each registered workspace's key and the revision its schema was last migrated to."""
+        layout = self.shared_layout()
+        if layout is not None:
+            revision = layout.revision()
+            return {key: revision for key in sorted(layout.registered())}
         self.ensure_registry()
         with self.engine.connect() as conn:
             rows = conn.exec_driver_sql(f"SELECT key, revision FROM {_REGISTRY} ORDER BY key").all()
@@ -286,6 +353,9 @@ class PostgresStores:
             StoreError: the database cannot be reached.
         """
         try:
+            layout = self.shared_layout(create=False)
+            if layout is not None:
+                return layout.registered()
             with self.engine.connect() as conn:
                 if conn.exec_driver_sql(f"SELECT to_regclass('{_REGISTRY}')").scalar() is None:
                     return {}
@@ -312,14 +382,34 @@ class PostgresStores:
 
     def migrate_all(self) -> dict[str, str]:
         """Bring every registered workspace to the head revision; each key with its revision before."""
+        if self.requested == "shared" and self._holds_schemas():
+            from homeport.store.postgres_shared import move_into_shared
+
+            return move_into_shared(self)
+        layout = self.shared_layout()
+        if layout is not None:  # once for the database, not once per workspace
+            before = self.revisions()
+            layout.reconcile()
+            return before
         before = self.revisions()
         for key in before:
             self._stores.pop(key, None)
             self._open(key, create=True)
         return before
 
+    def _holds_schemas(self) -> bool:
+        """True when some workspace is kept in a schema of its own here (registered in `homeport.workspaces`)."""
+        with self.engine.connect() as conn:
+            if conn.exec_driver_sql(f"SELECT to_regclass('{_REGISTRY}')").scalar() is None:
+                return False
+            return bool(conn.exec_driver_sql(f"SELECT EXISTS (SELECT FROM {_REGISTRY})").scalar())
+
     def drop(self, key: str) -> bool:
         """Remove workspace `key` and all its memory (tests and `homeport copy` use this); True if it existed."""
+        layout = self.shared_layout()
+        if layout is not None:
+            self._stores.pop(key, None)
+            return layout.drop(key)
         self.ensure_registry()
         with self.engine.connect() as conn:
             row = conn.exec_driver_sql(f"DELETE FROM {_REGISTRY} WHERE key = %(k)s RETURNING schema_name", {"k": key})
