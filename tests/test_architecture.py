@@ -13,7 +13,7 @@ import pytest
 import homeport
 
 SRC = Path(homeport.__file__).parent
-LOWER = ("workspace", "policy", "store", "files", "projectdb", "registry", "embedding")
+LOWER = ("workspace", "policy", "store", "files", "projectdb", "registry", "embedding", "sync")
 IO_MODULES = ("os", "io", "shutil", "sqlite3", "socket", "subprocess", "sqlalchemy", "filelock", "tempfile")
 
 

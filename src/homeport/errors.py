@@ -31,6 +31,8 @@ and the CLI into one line on stderr with a non-zero exit.
     │   └── CopyUnfinishedError        the workspace holds a partial `homeport copy` (run the copy again)
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
+    ├── SyncError                      syncing the memory through git failed (git, the remote, a refused push)
+    │   └── SyncSecretError            an item to be synced holds a secret (names the item and field)
     ├── ProjectDatabaseError           the project's own database
     │   ├── DatabaseNotConfiguredError no database found for the workspace
     │   ├── DatabaseNotAllowedError    untrusted workspace configuration names another host or a server file
@@ -74,6 +76,8 @@ __all__ = [
     "SemanticSearchUnavailableError",
     "StoreError",
     "StoreHoldsOtherWorkspaceError",
+    "SyncError",
+    "SyncSecretError",
     "TeamServerUnavailableError",
     "ToolNotAllowedError",
     "UnknownArgumentError",
@@ -276,6 +280,20 @@ class UntrustedStateError(RegistryError):
     user can write it; the message names the path and the chmod/chown that fixes it."""
 
     code = "untrusted_state"
+
+
+class SyncError(HomeportError):
+    """`homeport sync` stopped: git is missing, the directory is no repository, the remote failed or refused
+    the push (the message names the remote, the ref and git's reason). The memory and its ref are as before."""
+
+    code = "sync_failed"
+
+
+class SyncSecretError(SyncError):
+    """An item that would be exported holds what looks like a secret; nothing was exported or pushed. The
+    message names the item (type, id, file) and the field: remove the secret from the item and sync again."""
+
+    code = "sync_secret"
 
 
 def error_for_code(code: str, message: str) -> HomeportError:

@@ -62,6 +62,7 @@ CONTRACT = {
     "batch_log_items": ["item_type", "items", "allow_secrets", "workspace"],
     "export": ["format", "output_dir", "workspace"],
     "import": ["input_dir", "mode", "dry_run", "allow_empty", "allow_secrets", "workspace"],
+    "sync": ["remote", "ref", "workspace"],
     "get_context": ["task", "budget_tokens", "workspace"],
     "import_from": ["kind", "source", "dry_run", "allow_secrets", "workspace"],
     "list_folders": ["scope"],

@@ -40,6 +40,9 @@ __all__ = [
     "metadata",
     "progress",
     "store_workspace",
+    "sync_conflicts",
+    "sync_items",
+    "sync_state",
     "system_patterns",
 ]
 
@@ -265,6 +268,46 @@ item_uids = Table(
     PrimaryKeyConstraint("item_type", "item_id", name="pk_item_uids"),
     UniqueConstraint("uid", name="uq_item_uids_uid"),
     sqlite_with_rowid=False,  # one B-tree fewer to write with each new item (measured: 94 -> 89 us a decision)
+)
+
+# Syncing the memory through git (`homeport.sync`): one row per item file of the memory ref this store has
+# written or applied. `doc` is the file's name without `.json` (`decision/<uid>`); `item_id` the local item,
+# NULL once it is deleted (its file stays, as a tombstone); `digest` the item as this store last exported or
+# applied it, so a sync reads every item but rewrites only those whose digest changed; `clocks` the hybrid
+# logical clock of each field's value (JSON), the newest of two concurrent values wins a merge.
+sync_items = Table(
+    "sync_items",
+    metadata,
+    Column("doc", String(120), primary_key=True),
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=True),
+    Column("digest", String(64), nullable=False),
+    Column("clocks", Text, nullable=False),
+    Index("ix_sync_items_item", "item_type", "item_id"),
+)
+
+# The sync's own state (replica id, the last hybrid logical clock handed out, the remote ref in use).
+sync_state = Table(
+    "sync_state",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+# Concurrent edits of one field that a merge settled (the newer value won): the losing value stays in the
+# item's versions; this row is what `homeport sync`, where_am_i and the dashboard report until a person has
+# looked (`resolved_at`).
+sync_conflicts = Table(
+    "sync_conflicts",
+    metadata,
+    Column("doc", String(120), nullable=False),
+    Column("field", String(100), nullable=False),
+    Column("lost", String(40), nullable=False),  # the clock of the value that lost
+    Column("won", String(40), nullable=False),
+    Column("lost_value", Text, nullable=True),  # JSON
+    Column("detected_at", String(32), nullable=False),
+    Column("resolved_at", String(32), nullable=True),
+    PrimaryKeyConstraint("doc", "field", "lost", name="pk_sync_conflicts"),
 )
 
 # Search by meaning: one row per chunk of an item's current text, for one embedding model. Rows are

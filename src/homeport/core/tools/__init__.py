@@ -11,6 +11,7 @@ from homeport.core.tools import (  # noqa: F401  (declarations)
     importers,
     knowledge,
     memory,
+    sync,
     task_context,
     versions,
     workspace,

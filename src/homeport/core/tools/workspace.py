@@ -10,6 +10,7 @@ from pydantic import Field
 
 from homeport.core.catalog import CATALOG, READ, SESSION, Needs
 from homeport.core.pipeline import Call
+from homeport.core.tools.sync import sync_report
 from homeport.errors import HomeportError
 from homeport.store import store_path_for
 from homeport.workspace import Workspace
@@ -89,6 +90,7 @@ def where_am_i(call: Call) -> dict[str, Any]:
         "source": ws.source.value,
         "why": ws.reason,
         **_store_report(call, ws),
+        **sync_report(call, ws),
         # This process, or the live instance that owns the workspace and answers its other tools.
         "served_by": runtime.forwarder.served_by(ws.root) if runtime.forwarder else _this_process(),
         **_identity(call, ws),

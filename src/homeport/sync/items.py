@@ -1,0 +1,445 @@
+"""The local side of a sync: each item of a store as a *view* (what its file must say), and files applied back.
+
+A view is everything about an item that travels: its fields, tags, outgoing links (their targets named
+by the target's file key, which is the same in every replica), its uid and stamps. Its digest is kept in
+`sync_items`, so a sync reads all items in a few queries but rebuilds only the files of items whose
+digest changed. Applying a file writes the item's row, tags, links, search entry and the versions the
+file has and the store lacks, directly: not through the tools' writes, which would add a version of
+their own for a value that is not a new write.
+
+File keys: decisions and progress entries by uid; custom data by category and key, system patterns by
+name (two replicas that create the same entry meet in one file: the stores enforce those as unique);
+the two contexts by kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from homeport.errors import InvalidItemError
+from homeport.store import search as search_index
+from homeport.store._common import dump_json, now
+from homeport.store.contexts import write_context
+from homeport.store.custom_data import checked_custom_data
+from homeport.store.database import insert_row
+from homeport.store.decisions import checked_decision
+from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
+from homeport.store.items import CONTEXT_ID, CONTEXT_TYPES, forget_item
+from homeport.store.patterns import checked_pattern
+from homeport.store.schema import (
+    contexts,
+    custom_data,
+    decisions,
+    item_tags,
+    item_uids,
+    item_versions,
+    links,
+    progress,
+    sync_items,
+    system_patterns,
+)
+from homeport.store.tags import set_tags
+from homeport.store.uids import assign_uid, new_uid
+from homeport.store.versions import read_versions
+from homeport.sync.document import Doc, alive, live_links, live_tags
+
+__all__ = ["ITEM_ORDER", "Applied", "Known", "Local", "apply_docs", "doc_path", "read_local", "versions_of"]
+
+_TABLES = {"decision": decisions, "progress": progress, "system_pattern": system_patterns, "custom_data": custom_data}
+_FIELDS = {
+    "decision": ("summary", "rationale", "implementation_details"),
+    "progress": ("status", "description", "parent"),
+    "system_pattern": ("name", "description"),
+    "custom_data": ("category", "key", "value"),
+    "product_context": ("content",),
+    "active_context": ("content",),
+}
+_TAGGED = ("decision", "system_pattern")
+# Parents before children, targets of links before their sources do not matter (links go last).
+ITEM_ORDER = ("product_context", "active_context", "decision", "system_pattern", "custom_data", "progress")
+Item = tuple[str, int]
+
+
+def doc_path(item_type: str, key: str) -> str:
+    return f"{item_type}/{key}.json"
+
+
+@dataclass
+class Known:
+    """A row of `sync_items`."""
+
+    doc: str
+    item_type: str
+    item_id: int | None
+    digest: str
+    clocks: str
+
+
+@dataclass
+class Local:
+    """Every item of the store as a view, keyed by (type, id), and the file key each has or will get."""
+
+    views: dict[Item, dict[str, Any]]
+    keys: dict[Item, str]
+    digests: dict[Item, str]
+    known: dict[str, Known] = field(default_factory=dict)
+
+    def item_of(self, key: str) -> Item | None:
+        row = self.known.get(key)
+        if row is not None and row.item_id is not None and (row.item_type, row.item_id) in self.views:
+            return row.item_type, row.item_id
+        for item, k in self.keys.items():  # an item that has no row yet (rare: only new items)
+            if k == key:
+                return item
+        return None
+
+
+def _natural_key(item_type: str, *parts: str) -> str:
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+    return f"{'cd' if item_type == 'custom_data' else 'sp'}-{digest}"
+
+
+def read_local(conn: Connection) -> Local:
+    """Every item of the store as a view (its versions left out: `versions_of` reads them for the few that changed)."""
+    known = {r.doc: Known(r.doc, r.item_type, r.item_id, r.digest, r.clocks) for r in conn.execute(select(sync_items))}
+    keyed = {(k.item_type, k.item_id): k.doc for k in known.values() if k.item_id is not None}
+    uids: dict[Item, str] = {(t, i): u for t, i, u in conn.execute(select(item_uids))}
+    tags: dict[Item, list[str]] = defaultdict(list)
+    for t, i, tag in conn.execute(select(item_tags.c.item_type, item_tags.c.item_id, item_tags.c.tag)):
+        tags[(t, i)].append(tag)
+    vmax: dict[Item, int] = {
+        (t, i): n
+        for t, i, n in conn.execute(
+            select(item_versions.c.item_type, item_versions.c.item_id, func.max(item_versions.c.version)).group_by(
+                item_versions.c.item_type, item_versions.c.item_id
+            )
+        )
+    }
+    rows: dict[Item, dict[str, Any]] = {}
+    for item_type, table in _TABLES.items():
+        for r in conn.execute(select(table)):
+            rows[(item_type, r.id)] = dict(r._mapping)
+    for r in conn.execute(select(contexts)):
+        rows[(f"{r.kind}_context", CONTEXT_ID)] = {
+            "content": json.loads(r.content),
+            "updated_at": r.updated_at,
+            "created_at": None,
+            "version": r.version,
+        }
+    keys: dict[Item, str] = {}
+    taken = set(known)
+    for item, row in rows.items():
+        item_type = item[0]
+        key = keyed.get(item)
+        if key is None:
+            if item_type in CONTEXT_TYPES:
+                key = item_type
+            elif item_type in ("decision", "progress"):
+                key = uids.get(item) or new_uid()
+            else:
+                parts = (row["category"], row["key"]) if item_type == "custom_data" else (row["name_key"],)
+                key = _natural_key(item_type, *parts)
+                holder = known.get(key)
+                if holder is not None and holder.item_id is not None and (holder.item_type, holder.item_id) in rows:
+                    key = _natural_key(item_type, *parts, uids.get(item) or new_uid())  # renamed into a taken name
+            taken.add(key)
+        keys[item] = key
+    views: dict[Item, dict[str, Any]] = {}
+    for item, row in rows.items():
+        item_type = item[0]
+        if item_type == "progress":
+            fields = {
+                "status": row["status"],
+                "description": row["description"],
+                "parent": keys.get(("progress", row["parent_id"])) if row["parent_id"] is not None else None,
+            }
+        elif item_type == "custom_data":
+            fields = {"category": row["category"], "key": row["key"], "value": json.loads(row["value"])}
+        else:
+            fields = {name: row[name] for name in _FIELDS[item_type]}
+        views[item] = {
+            "uid": uids.get(item),
+            "fields": fields,
+            "tags": sorted(tags.get(item, []), key=lambda t: (t.casefold(), t)) if item_type in _TAGGED else None,
+            "links": {},
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "versions": {},
+            "_version": row.get("version") or vmax.get(item, 0),
+        }
+    for r in conn.execute(select(links)):
+        source, target = (r.source_type, r.source_id), (r.target_type, r.target_id)
+        if source in views and target in keys:
+            views[source]["links"][f"{r.relationship}\t{r.target_type}\t{keys[target]}"] = r.description
+    digests = {item: _digest(view) for item, view in views.items()}
+    return Local(views, keys, digests, known)
+
+
+def _digest(view: dict[str, Any]) -> str:
+    return hashlib.sha256(dump_json(view).encode("utf-8")).hexdigest()
+
+
+def versions_of(conn: Connection, item_type: str, item_id: int) -> dict[str, dict[str, Any]]:
+    """The item's versions as a file holds them, keyed by `document.version_key`."""
+    from homeport.sync.document import version_key
+
+    if item_type not in _TABLES:
+        return {}
+    out = {}
+    for v in read_versions(conn, item_type, item_id, limit=1000):
+        entry = {"fields": v["fields"], "deleted": v["deleted"], "at": v["changed_at"], "by": v["written_by"]}
+        out[version_key(entry)] = entry
+    return out
+
+
+# -- applying files to the store ---------------------------------------------------------------------------
+
+
+@dataclass
+class Applied:
+    """What applying files changed in the store: items written and removed, links skipped."""
+
+    items: dict[str, Item | None] = field(default_factory=dict)  # file key -> the store's item (None: deleted)
+    skipped: list[str] = field(default_factory=list)
+
+
+def apply_docs(conn: Connection, local: Local, docs: dict[str, Doc]) -> Applied:
+    """Write every file of `docs` (key -> file) to the store, inside the open transaction.
+
+    `local` is the store as `read_local` saw it before; items are found by the file key it knows, else
+    by uid, natural key or kind.
+    """
+    result = Applied()
+    ids = result.items
+    for key, doc in sorted(docs.items(), key=lambda kv: (ITEM_ORDER.index(kv[1]["type"]), kv[0])):
+        item = _find(conn, local, key, doc)
+        if not alive(doc):
+            if item is not None:
+                _remove(conn, item)
+            ids[key] = None
+            continue
+        ids[key] = _write(conn, item, doc)
+    resolve = _resolver(local, ids)
+    for key, doc in docs.items():
+        item = ids.get(key)
+        if item is None:
+            continue
+        if doc["type"] == "progress":
+            _set_parent(conn, item[1], resolve(doc["fields"].get("parent", {}).get("v")), result, key)
+        _insert_missing_versions(conn, item, doc)
+    for key, doc in docs.items():
+        item = ids.get(key)
+        if item is not None:
+            _set_links(conn, item, doc, resolve, result, key)
+    return result
+
+
+def _resolver(local: Local, ids: dict[str, Item | None]) -> Any:
+    def resolve(key: str | None) -> Item | None:
+        if key is None:
+            return None
+        if key in ids:
+            return ids[key]
+        return local.item_of(key)
+
+    return resolve
+
+
+def _find(conn: Connection, local: Local, key: str, doc: Doc) -> Item | None:
+    item_type = doc["type"]
+    item = local.item_of(key)
+    if item is not None:
+        return item
+    if item_type in CONTEXT_TYPES:
+        kind = item_type.removesuffix("_context")
+        exists = conn.execute(select(contexts.c.kind).where(contexts.c.kind == kind)).first()
+        return (item_type, CONTEXT_ID) if exists else None
+    uid = doc.get("uid")
+    if uid:
+        found = conn.execute(
+            select(item_uids.c.item_id).where(item_uids.c.uid == uid, item_uids.c.item_type == item_type)
+        ).scalar()
+        if found is not None:
+            return item_type, found
+    fields = {name: reg["v"] for name, reg in doc["fields"].items()}
+    if item_type == "custom_data":
+        found = conn.execute(
+            select(custom_data.c.id).where(
+                custom_data.c.category == fields.get("category"), custom_data.c.key == fields.get("key")
+            )
+        ).scalar()
+        return (item_type, found) if found is not None else None
+    if item_type == "system_pattern":
+        found = conn.execute(
+            select(system_patterns.c.id).where(system_patterns.c.name_key == str(fields.get("name", "")).casefold())
+        ).scalar()
+        return (item_type, found) if found is not None else None
+    return None
+
+
+def _remove(conn: Connection, item: Item) -> None:
+    item_type, item_id = item
+    forget_item(conn, item_type, item_id)
+    if item_type in CONTEXT_TYPES:
+        conn.execute(delete(contexts).where(contexts.c.kind == item_type.removesuffix("_context")))
+        return
+    if item_type == "progress":  # a child written elsewhere after this delete stays, without its parent
+        conn.execute(update(progress).where(progress.c.parent_id == item_id).values(parent_id=None))
+    table = _TABLES[item_type]
+    conn.execute(delete(table).where(table.c.id == item_id))
+
+
+def _write(conn: Connection, item: Item | None, doc: Doc) -> Item:
+    """The file's fields, tags and uid on the store's item (created when missing); returns it."""
+    item_type = doc["type"]
+    f = {name: reg["v"] for name, reg in doc["fields"].items()}
+    updated = doc["updated_at"] or now()
+    if item_type in CONTEXT_TYPES:
+        content = f.get("content") or {}
+        current = None
+        if item is not None:
+            kind = item_type.removesuffix("_context")
+            current = conn.execute(select(contexts.c.content).where(contexts.c.kind == kind)).scalar()
+        if current is None or json.loads(current) != content:
+            write_context(conn, item_type.removesuffix("_context"), content, changed_at=updated)
+        return item_type, CONTEXT_ID
+    title, body, category = "", "", None
+    if item_type == "decision":
+        summary = checked_decision(f.get("summary"), f.get("rationale"), f.get("implementation_details"))
+        values = {
+            "summary": summary,
+            "rationale": f.get("rationale"),
+            "implementation_details": f.get("implementation_details"),
+        }
+        title, body = summary, "\n".join(x for x in (values["rationale"], values["implementation_details"]) if x)
+    elif item_type == "progress":
+        status, description = (f.get("status") or "").strip(), (f.get("description") or "").strip()
+        if not status or not description:
+            raise InvalidItemError(f"progress file {doc['key']} has an empty status or description")
+        check_text(status, "progress status", MAX_LABEL_CHARS["status"])
+        check_text(description, "progress description", MAX_TEXT_CHARS)
+        values = {"status": status, "description": description}
+        title, body = description[:120], f"{description}\n{status}"
+    elif item_type == "system_pattern":
+        name, description = checked_pattern(f.get("name"), f.get("description"))
+        values = {"name": name, "name_key": name.casefold(), "description": description}
+        title, body = name, description
+    else:
+        category, key, stored = checked_custom_data(f.get("category"), f.get("key"), f.get("value"))
+        values = {"category": category, "key": key, "value": stored}
+        value = f.get("value")
+        title = f"{category}: {key}"
+        body = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    table = _TABLES[item_type]
+    values["updated_at"] = updated
+    if item is None:
+        values["created_at"] = doc["created_at"] or updated
+        new_id = insert_row(conn, insert(table).values(**values))
+        item = (item_type, new_id)
+    else:
+        conn.execute(update(table).where(table.c.id == item[1]).values(**values))
+    if doc.get("uid"):
+        current_uid = conn.execute(
+            select(item_uids.c.uid).where(item_uids.c.item_type == item_type, item_uids.c.item_id == item[1])
+        ).scalar()
+        if current_uid != doc["uid"]:
+            assign_uid(conn, item_type, item[1], doc["uid"])
+    tags: list[str] = []
+    if item_type in _TAGGED:
+        tags = set_tags(conn, item_type, item[1], live_tags(doc))
+    search_index.index_item(
+        conn, item_type, item[1], title=title, body=body, updated_at=updated, tags=tags, category=category
+    )
+    return item
+
+
+def _set_parent(conn: Connection, item_id: int, parent: Item | None, result: Applied, key: str) -> None:
+    parent_id = parent[1] if parent is not None else None
+    if parent_id is not None:  # concurrent moves can make a loop: the entry stays where it is
+        cursor: int | None = parent_id
+        while cursor is not None:
+            if cursor == item_id:
+                result.skipped.append(f"{key}: parent would make a loop")
+                return
+            cursor = conn.execute(select(progress.c.parent_id).where(progress.c.id == cursor)).scalar()
+    conn.execute(update(progress).where(progress.c.id == item_id).values(parent_id=parent_id))
+
+
+def _insert_missing_versions(conn: Connection, item: Item, doc: Doc) -> None:
+    item_type, item_id = item
+    if item_type not in _TABLES or not doc["versions"]:
+        return
+    have = set(versions_of(conn, item_type, item_id))
+    missing = sorted(((k, v) for k, v in doc["versions"].items() if k not in have), key=lambda kv: (kv[1]["at"], kv[0]))
+    if not missing:
+        return
+    top = conn.execute(
+        select(func.coalesce(func.max(item_versions.c.version), 0)).where(
+            item_versions.c.item_type == item_type, item_versions.c.item_id == item_id
+        )
+    ).scalar_one()
+    rows = []
+    for n, (_, v) in enumerate(missing, start=top + 1):
+        by = v["by"] or {}
+        rows.append(
+            {
+                "item_type": item_type,
+                "item_id": item_id,
+                "version": n,
+                "fields": dump_json(v["fields"]),
+                "deleted": bool(v["deleted"]),
+                "principal": by.get("principal"),
+                "client": by.get("client"),
+                "client_version": by.get("client_version"),
+                "tool": by.get("tool"),
+                "written_at": v["at"],
+            }
+        )
+    conn.execute(insert(item_versions), rows)
+
+
+def _set_links(conn: Connection, item: Item, doc: Doc, resolve: Any, result: Applied, key: str) -> None:
+    source_type, source_id = item
+    wanted: dict[tuple[str, str, int], str | None] = {}
+    for link_key, description in live_links(doc).items():
+        relationship, target_type, target_key = link_key.split("\t", 2)
+        target = resolve(target_key)
+        if target is None or target[0] != target_type:
+            result.skipped.append(f"{key}: link {relationship} to a {target_type} that is deleted here")
+            continue
+        wanted[(relationship, target_type, target[1])] = description
+    c = links.c
+    current = {
+        (r.relationship, r.target_type, r.target_id): (r.id, r.description)
+        for r in conn.execute(select(links).where(c.source_type == source_type, c.source_id == source_id))
+    }
+    for edge, (link_id, description) in current.items():
+        if edge not in wanted:
+            conn.execute(delete(links).where(c.id == link_id))
+        elif wanted[edge] != description:
+            conn.execute(update(links).where(c.id == link_id).values(description=wanted[edge]))
+    stamp = doc["updated_at"] or now()
+    for (relationship, target_type, target_id), description in wanted.items():
+        if (relationship, target_type, target_id) not in current:
+            conn.execute(
+                insert(links).values(
+                    source_type=source_type,
+                    source_id=source_id,
+                    target_type=target_type,
+                    target_id=target_id,
+                    relationship=relationship,
+                    description=description,
+                    created_at=stamp,
+                )
+            )
+
+
+def forget_known(conn: Connection, docs: Iterable[str]) -> None:
+    conn.execute(delete(sync_items).where(sync_items.c.doc.in_(list(docs))))
