@@ -13,7 +13,7 @@ import pytest
 import homeport
 
 SRC = Path(homeport.__file__).parent
-LOWER = ("workspace", "policy", "store", "files", "projectdb", "registry", "embedding", "sync")
+LOWER = ("workspace", "policy", "store", "files", "projectdb", "registry", "embedding", "sync", "git")
 IO_MODULES = ("os", "io", "shutil", "sqlite3", "socket", "subprocess", "sqlalchemy", "filelock", "tempfile")
 
 
@@ -49,6 +49,13 @@ def test_server_never_imports_cli():
 def test_workspace_resolution_has_no_mcp_imports():
     for module in modules_in("workspace"):
         assert hits(imports_of(module), ("mcp", "starlette", "homeport.store")) == [], module
+
+
+def test_git_knows_commits_not_the_store_or_the_workspace():
+    # homeport.git is below the store: it reads a repository and answers about commits, nothing more.
+    forbidden = ("homeport.store", "homeport.core", "homeport.workspace", "homeport.files", "mcp", "sqlalchemy")
+    for module in modules_in("git"):
+        assert hits(imports_of(module), forbidden) == [], module
 
 
 def test_policy_is_pure():
