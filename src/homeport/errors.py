@@ -28,7 +28,9 @@ and the CLI into one line on stderr with a non-zero exit.
     │   │   └── ValueTooLargeError     a text or JSON value over its size cap (names the limit)
     │   ├── SemanticSearchUnavailableError  search by meaning without its extra or model (names the fix)
     │   ├── StoreHoldsOtherWorkspaceError   a store file named with --store holds another workspace's memory
-    │   └── CopyUnfinishedError        the workspace holds a partial `homeport copy` (run the copy again)
+    │   ├── CopyUnfinishedError        the workspace holds a partial `homeport copy` (run the copy again)
+    │   ├── ChangesetConflictError     a tidy changeset's items changed since it was proposed (or applied)
+    │   └── ChangesetGuardError        a tidy changeset touches a pinned item or too much of the memory
     ├── InternalError                  a bug: reported with a pointer to the log, never with its traceback
     ├── FileAreaError                  file areas: bad path, too large, missing file
     ├── SyncError                      syncing the memory through git failed (git, the remote, a refused push)
@@ -50,6 +52,8 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousWorkspaceError",
+    "ChangesetConflictError",
+    "ChangesetGuardError",
     "ConfigError",
     "CopyUnfinishedError",
     "DaemonError",
@@ -214,6 +218,18 @@ class CopyUnfinishedError(StoreError):
     """A `homeport copy` into the workspace was interrupted: it is not served until the copy is run again."""
 
     code = "copy_unfinished"
+
+
+class ChangesetConflictError(StoreError):
+    """An item of a tidy changeset changed since it was proposed (apply) or applied (revert): nothing was done."""
+
+    code = "changeset_conflict"
+
+
+class ChangesetGuardError(StoreError):
+    """A tidy changeset touches a pinned item or more than 5 % of the items, and `force` was not given."""
+
+    code = "changeset_guard"
 
 
 class InternalError(HomeportError):

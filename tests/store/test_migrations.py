@@ -32,9 +32,10 @@ NEW_IN_0005 = {"item_writers"}
 NEW_IN_0006 = {"item_vectors"}
 NEW_IN_0007 = {"copy_checkpoint"}
 NEW_IN_0008 = {"item_versions"}
-NEW_IN_0009 = {"item_citations"}
 NEW_IN_0010 = {"item_branches"}
 NEW_IN_0012 = {"sync_items", "sync_state", "sync_conflicts"}
+NEW_IN_0009 = {"item_citations"}
+NEW_IN_0011 = {"item_states", "changesets"}
 NEW_IN_0013 = {"store_workspace"}
 TABLES_0001 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags", "search_index"}
 
@@ -68,7 +69,9 @@ def test_an_empty_database_migrates_to_head_with_every_table(bare):
     upgrade(bare.engine)
     assert revision(bare) == head_revision() == SCHEMA_REVISION
     added = (
-        NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007 | NEW_IN_0008 | NEW_IN_0009 | NEW_IN_0013
+        NEW_IN_0002 | NEW_IN_0004 | NEW_IN_0005 | NEW_IN_0006 | NEW_IN_0007 | NEW_IN_0008 | NEW_IN_0009
+        | NEW_IN_0011
+        | NEW_IN_0013
     )
     added |= NEW_IN_0010
     added |= NEW_IN_0012

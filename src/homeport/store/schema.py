@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 
 __all__ = [
+    "changesets",
     "context_history",
     "contexts",
     "copy_checkpoint",
@@ -31,6 +32,7 @@ __all__ = [
     "decisions",
     "item_branches",
     "item_citations",
+    "item_states",
     "item_tags",
     "item_uids",
     "item_vectors",
@@ -352,4 +354,46 @@ copy_checkpoint = Table(
     Column("total", Integer, nullable=False),
     Column("started_at", String(32), nullable=False),
     Column("updated_at", String(32), nullable=False),
+)
+
+# What the lifecycle of an item says beyond its fields (`homeport.store.lifecycle`): archived (by a tidy
+# changeset, or by hand), superseded by another item, valid until a time, pinned (a tidy changeset leaves
+# it alone unless forced). An item without a row is none of these, so the table stays small. Hidden items
+# (archived, superseded, expired) leave search, get_context and the default lists; their rows stay.
+item_states = Table(
+    "item_states",
+    metadata,
+    Column("item_type", String(32), nullable=False),
+    Column("item_id", Integer, nullable=False),
+    Column("archived", Boolean, nullable=False),
+    Column("superseded_type", String(32), nullable=True),
+    Column("superseded_id", Integer, nullable=True),
+    Column("valid_until", String(32), nullable=True),
+    Column("pinned", Boolean, nullable=False),
+    Column("changeset_id", Integer, nullable=True),  # the changeset that last set this row
+    Column("updated_at", String(32), nullable=False),
+    PrimaryKeyConstraint("item_type", "item_id", name="pk_item_states"),
+)
+
+# A tidy proposal and what became of it (`homeport.store.tidy`): its entries (each with its reason,
+# evidence, operations and whether it is accepted), the version hash of every item it touches when it
+# was proposed, and once applied the exact rows it replaced, so that revert puts them back.
+changesets = Table(
+    "changesets",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("status", String(16), nullable=False),  # proposed | applied | reverted | discarded
+    Column("scope", String(64), nullable=True),
+    Column("entries", Text, nullable=False),
+    Column("hashes", Text, nullable=False),
+    Column("before", Text, nullable=True),
+    Column("after", Text, nullable=True),
+    Column("created_at", String(32), nullable=False),
+    Column("created_by", String(200), nullable=True),
+    Column("applied_at", String(32), nullable=True),
+    Column("applied_by", String(200), nullable=True),
+    Column("reverted_at", String(32), nullable=True),
+    Column("reverted_by", String(200), nullable=True),
+    Index("ix_changesets_status", "status"),
+    sqlite_autoincrement=True,
 )

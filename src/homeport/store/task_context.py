@@ -35,6 +35,7 @@ from homeport.store._common import load_json
 from homeport.store.contexts import ContextKind, get_context
 from homeport.store.custom_data import GLOSSARY_CATEGORY
 from homeport.store.database import ByIds, Store
+from homeport.store.lifecycle import hidden_keys
 from homeport.store.schema import custom_data, decisions, progress, system_patterns
 from homeport.store.tags import tags_of
 
@@ -102,6 +103,12 @@ def task_context(store: Store | None, task: str, *, budget_tokens: int = 2000) -
         ranked = _ranked(store, task)
         candidates = ranked or _recent(conn)
         candidates = branches.without_hidden(candidates, branches.hidden_keys(store, conn))  # other branches'
+        hidden = hidden_keys(conn)  # archived, superseded, expired: left out, counted
+        if hidden:
+            current = [c for c in candidates if (c["type"], c["id"]) not in hidden]
+            if len(current) < len(candidates):
+                out["hidden_expired"] = len(candidates) - len(current)
+            candidates = current
         texts = _texts(conn, [(c["type"], c["id"]) for c in candidates])
     why = "match" if ranked else "recent"
     for candidate in candidates:

@@ -13,6 +13,7 @@ from homeport.core.tools import (  # noqa: F401  (declarations)
     memory,
     sync,
     task_context,
+    tidy,
     versions,
     workspace,
 )

@@ -14,7 +14,7 @@ from homeport.core.project_switches import check_project_switches
 from homeport.core.semantic import SearchMode
 from homeport.core.tools.memory import IdArg, Json, LimitArg
 from homeport.errors import InvalidWorkspaceError, WorkspaceDeniedError
-from homeport.store import activity, batch, blocking, catalog, item_history, links, transfer
+from homeport.store import activity, batch, blocking, catalog, item_history, lifecycle, links, transfer
 from homeport.store.fields import MAX_QUERY_CHARS, LongText, Relationship
 from homeport.store.loop_calls import may_wait
 from homeport.workspace import CallInputs, Workspace
@@ -56,9 +56,16 @@ def search_items(
     ] = None,
 ) -> Any:
     def one(store: Any) -> dict[str, Any]:
-        return call.runtime.semantic.search(
-            store, query, mode=mode, types=types, tags_any=tags_any, category=category, since=since, limit=limit
+        hidden = lifecycle.hidden_of(store)  # archived, superseded, expired: left out, counted
+        wider = min(limit + len(hidden), 200)
+        found: dict[str, Any] = call.runtime.semantic.search(
+            store, query, mode=mode, types=types, tags_any=tags_any, category=category, since=since, limit=wider
         )
+        if hidden:
+            found["results"], passed = lifecycle.visible(found["results"], hidden, limit)
+            if passed:
+                found["hidden_expired"] = passed
+        return found
 
     if not workspaces:
         found = one(call.store)
