@@ -146,3 +146,29 @@ async def test_items_without_citations_read_exactly_as_before(server_factory, pr
         listed = await call(c, "get_decisions", workspace=ws)
     (item,) = listed["decisions"]
     assert "citations" not in item and "citation_status" not in item
+
+
+@MODES
+async def test_patterns_progress_and_custom_data_take_cites_and_read_with_their_status(server_factory, projects, mode):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    cite = [{"path": "payments/retry.py", "symbol": "Retry.schedule"}]
+    async with Client(server_factory(), mode=mode) as c:
+        s = await call(c, "log_system_pattern", name="Backoff", description="exponential", cites=cite, workspace=ws)
+        p = await call(c, "log_progress", status="TODO", description="cap the backoff", cites=cite, workspace=ws)
+        k = await call(c, "log_custom_data", category="notes", key="retry", value="see code", cites=cite, workspace=ws)
+        assert [x["citation_status"] for x in (s, p, k)] == ["fresh", "fresh", "fresh"]
+        (root / "payments" / "retry.py").write_text(RETRY.replace("time.sleep", "sleep"))
+        (pattern,) = (await call(c, "get_system_patterns", workspace=ws))["system_patterns"]
+        (entry,) = (await call(c, "get_progress", workspace=ws))["progress"]
+        (data,) = (await call(c, "get_custom_data", category="notes", workspace=ws))["items"]
+        assert [x["citation_status"] for x in (pattern, entry, data)] == ["changed", "changed", "changed"]
+        # An update with only cites re-anchors the item; without cites it keeps them.
+        fixed = await call(c, "update_progress", progress_id=p["id"], cites=cite, workspace=ws)
+        assert fixed["citation_status"] == "fresh" and fixed["description"] == "cap the backoff"
+        renamed = await call(c, "update_system_pattern", pattern_id=s["id"], name="Capped backoff", workspace=ws)
+        assert renamed["name"] == "Capped backoff"
+        (pattern,) = (await call(c, "get_system_patterns", workspace=ws))["system_patterns"]
+        assert pattern["citation_status"] == "changed"
+        item = (await call(c, "get_item", item_type="custom_data", item_id=k["id"], workspace=ws))["item"]
+        assert item["citations"][0]["status"] == "changed"

@@ -12,6 +12,7 @@ from rich.tree import Tree
 from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line, empty_line, item_table, status, tags, when
 from homeport.cli.memory import Result, ToolCall, allow_secrets_option, memory_tool
+from homeport.cli.verify import CITE_OPTION, citation_line
 from homeport.core.vocabulary import COMMON_STATUSES
 
 __all__ = ["decisions", "patterns", "progress"]
@@ -38,18 +39,30 @@ def decisions() -> None:
 @click.option("--rationale", help="Why it was decided.")
 @click.option("--details", help="How it is carried out (implementation details).")
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@CITE_OPTION
 @allow_secrets_option
 @memory_tool
 def decisions_add(
-    call: ToolCall, summary: str, rationale: str | None, details: str | None, tags_: tuple[str, ...]
+    call: ToolCall,
+    summary: str,
+    rationale: str | None,
+    details: str | None,
+    tags_: tuple[str, ...],
+    cites: tuple[dict[str, str], ...],
 ) -> None:
     """Record a decision.
 
     \b
     Example: homeport decisions add "Use SQLite WAL" --rationale "readers never block" --tag db
+             homeport decisions add "Retries back off" --cite payments/retry.py:40-58
     """
     result = call.tool(
-        "log_decision", summary=summary, rationale=rationale, implementation_details=details, tags=list(tags_) or None
+        "log_decision",
+        summary=summary,
+        rationale=rationale,
+        implementation_details=details,
+        tags=list(tags_) or None,
+        cites=list(cites) or None,
     )
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"decision {r['id']}", r["summary"])))
 
@@ -76,6 +89,8 @@ def decisions_list(call: ToolCall, limit: int, tags_any: tuple[str, ...], tags_a
 @click.option("--details", help='New implementation details; "" clears them.')
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="Replace the tags with these (repeatable).")
 @click.option("--no-tags", is_flag=True, help="Remove every tag.")
+@CITE_OPTION
+@click.option("--no-cites", is_flag=True, help="Remove every citation.")
 @allow_secrets_option
 @memory_tool
 def decisions_update(
@@ -86,6 +101,8 @@ def decisions_update(
     details: str | None,
     tags_: tuple[str, ...],
     no_tags: bool,
+    cites: tuple[dict[str, str], ...],
+    no_cites: bool,
 ) -> None:
     """Correct a decision: the fields given replace the stored ones, the others stay.
 
@@ -103,6 +120,7 @@ def decisions_update(
         rationale=rationale,
         implementation_details=details,
         tags=new_tags,
+        cites=[] if no_cites else list(cites) or None,
     )
     call.show(result, lambda c, r: c.print(confirm_line("updated", f"decision {r['id']}", r["summary"])))
 
@@ -134,6 +152,8 @@ def _decision_table(console: Console, result: Result) -> None:
         summary = Text(d["summary"])
         if d.get("rationale"):
             summary.append(f"\n{d['rationale']}", style="dim")
+        if d.get("citation_status"):
+            summary.append(citation_line(d))
         table.add_row(str(d["id"]), summary, tags(d["tags"]), when(d["updated_at"]))
     console.print(table)
 

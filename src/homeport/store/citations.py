@@ -18,16 +18,26 @@ A row, as `rows_of` returns it and `replace` takes it:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, String, and_, bindparam, delete, exists, insert, select, update
 
 from homeport.store._common import now
 from homeport.store.database import ByIds, Store
+from homeport.store.items import require_item
 from homeport.store.schema import custom_data, decisions, item_citations, progress, system_patterns
 
-__all__ = ["ANCHOR_FIELDS", "CITABLE_TYPES", "cited_items", "confirm", "replace", "rows_of"]
+__all__ = [
+    "ANCHOR_FIELDS",
+    "CITABLE_TYPES",
+    "cited_items",
+    "confirm",
+    "replace",
+    "rows_of",
+    "set_citations",
+    "write_with_citations",
+]
 
 CITABLE_TYPES = ("decision", "progress", "system_pattern", "custom_data")
 ANCHOR_FIELDS = (
@@ -67,6 +77,32 @@ def replace(conn: Connection, item_type: str, item_id: int, anchors: Sequence[di
         for position, anchor in enumerate(anchors)
     ]
     conn.execute(insert(item_citations), rows)
+
+
+def write_with_citations(
+    store: Store,
+    item_type: str,
+    citations: Sequence[dict[str, Any]] | None,
+    write: Callable[[Connection], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run an item module's write (`write(conn)` returns the item with its `id`) and, in the same
+    transaction, make `citations` its citations (None keeps them)."""
+    with store.write() as conn:
+        written = write(conn)
+        if citations is not None:
+            replace(conn, item_type, written["id"], citations)
+    return written
+
+
+def set_citations(store: Store, item_type: str, item_id: int, citations: Sequence[dict[str, Any]]) -> None:
+    """Make `citations` an existing item's citations.
+
+    Raises:
+        ItemNotFoundError: no such item.
+    """
+    with store.write() as conn:
+        require_item(conn, item_type, item_id)
+        replace(conn, item_type, item_id, citations)
 
 
 def rows_of(store: Store | None, item_type: str, item_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, DASHBOARD, READ
 from homeport.core.pipeline import Call
 from homeport.core.tools.memory import IdArg, Json, LimitArg
@@ -29,12 +30,12 @@ def memory_overview(call: Call) -> Json:
 def decision_page(
     call: Call, offset: Annotated[int, Field(ge=0, le=2**31)] = 0, limit: LimitArg = 50, tag: str | None = None
 ) -> Json:
-    return browse.decision_page(call.store, offset=offset, limit=limit, tag=tag)
+    return citing.annotate(call, "decision", browse.decision_page(call.store, offset=offset, limit=limit, tag=tag))
 
 
 @CATALOG.tool(DASHBOARD, READ, "Every field of one item with an id.", key="item")
 def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
-    return browse.get_item(call.store, item_type, item_id)
+    return citing.annotate(call, item_type, browse.get_item(call.store, item_type, item_id))
 
 
 @CATALOG.tool(DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes")

@@ -10,7 +10,8 @@ from homeport.core import citing
 from homeport.core.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
-from homeport.store import contexts, custom_data, decisions, lifecycle, patterns, progress
+from homeport.store import browse, contexts, custom_data, decisions, patterns, progress
+from homeport.store import citations as cited
 from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
 from homeport.store.fields import Name as NameArg
 from homeport.store.fields import Status as StatusArg
@@ -90,19 +91,8 @@ def log_decision(
 
 @CATALOG.tool("memory", READ, "List decisions, newest first, optionally by tags.", key="decisions")
 def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, tags_all: TagsArg = None) -> Any:
-    hidden = lifecycle.hidden_of(call.store, "decision")
-    wider = min(limit + len(hidden), 1000)
-    found = decisions.get_decisions(call.store, limit=wider, tags_any=tags_any, tags_all=tags_all)
-    return citing.annotate(call, "decision", _shown("decisions", found, "decision", hidden, limit))
-
-
-def _shown(key: str, rows: list[dict[str, Any]], item_type: str, hidden: set[tuple[str, int]], limit: int) -> Any:
-    """The first `limit` rows that are current; `hidden_expired` counts the archived, superseded or expired
-    items left out (they stay readable in get_item_history and the changesets)."""
-    if not hidden:
-        return rows[:limit]
-    kept, passed = lifecycle.visible(rows, hidden, limit, item_type=item_type)
-    return {key: kept, "hidden_expired": passed} if passed else kept
+    found = decisions.get_decisions(call.store, limit=limit, tags_any=tags_any, tags_all=tags_all)
+    return citing.annotate(call, "decision", found)
 
 
 @CATALOG.tool(
@@ -112,8 +102,19 @@ def _shown(key: str, rows: list[dict[str, Any]], item_type: str, hidden: set[tup
     "parent_id nests it under another entry.",
     scan=Scan.ARGUMENTS,
 )
-def log_progress(call: Call, status: StatusArg, description: LongText, parent_id: IdArg | None = None) -> Json:
-    return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
+def log_progress(
+    call: Call, status: StatusArg, description: LongText, parent_id: IdArg | None = None, cites: CitesArg = None
+) -> Json:
+    anchors = citing.anchors_for(call, cites)
+    if anchors is None:
+        return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
+    written = cited.write_with_citations(
+        call.require_store(),
+        "progress",
+        anchors,
+        lambda conn: progress.insert_progress(conn, status, description, parent_id=parent_id),
+    )
+    return citing.annotate(call, "progress", written)
 
 
 @CATALOG.tool(
@@ -128,10 +129,17 @@ def update_progress(
     status: StatusArg | None = None,
     description: LongText | None = None,
     parent_id: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None,
+    cites: CitesArg = None,
 ) -> Json:
-    return progress.update_progress(
-        call.require_store(), progress_id, status=status, description=description, parent_id=parent_id
-    )
+    anchors = citing.anchors_for(call, cites)
+    if anchors is None or (status, description, parent_id) != (None, None, None):
+        written = progress.update_progress(
+            call.require_store(), progress_id, status=status, description=description, parent_id=parent_id
+        )
+    if anchors is None:
+        return written
+    cited.set_citations(call.require_store(), "progress", progress_id, anchors)
+    return citing.annotate(call, "progress", browse.get_item(call.store, "progress", progress_id))
 
 
 @CATALOG.tool(
@@ -146,10 +154,9 @@ def get_progress(
 ) -> Any:
     if tree:
         return progress.get_progress_tree(call.store, root_id=parent_id, status=status)
-    hidden = lifecycle.hidden_of(call.store, "progress")
-    wider = min(limit + len(hidden), 1000)
-    found = progress.get_progress(call.store, status=status, parent_id=parent_id, limit=wider)
-    return _shown("progress", found, "progress", hidden, limit)
+    return citing.annotate(
+        call, "progress", progress.get_progress(call.store, status=status, parent_id=parent_id, limit=limit)
+    )
 
 
 @CATALOG.tool(
@@ -179,16 +186,25 @@ def delete_custom_data(call: Call, category: str, key: str) -> Json:
     "(any case) updates that pattern.",
     scan=Scan.ARGUMENTS,
 )
-def log_system_pattern(call: Call, name: NameArg, description: LongText, tags: TagsArg = None) -> Json:
-    return patterns.log_system_pattern(call.require_store(), name, description, tags=tags)
+def log_system_pattern(
+    call: Call, name: NameArg, description: LongText, tags: TagsArg = None, cites: CitesArg = None
+) -> Json:
+    anchors = citing.anchors_for(call, cites)
+    if anchors is None:
+        return patterns.log_system_pattern(call.require_store(), name, description, tags=tags)
+    written = cited.write_with_citations(
+        call.require_store(),
+        "system_pattern",
+        anchors,
+        lambda conn: patterns.upsert_system_pattern(conn, name, description, tags=tags),
+    )
+    return citing.annotate(call, "system_pattern", written)
 
 
 @CATALOG.tool("memory", READ, "List system patterns by name, optionally by tags.", key="system_patterns")
 def get_system_patterns(call: Call, tags_any: TagsArg = None, tags_all: TagsArg = None, limit: LimitArg = 50) -> Any:
-    hidden = lifecycle.hidden_of(call.store, "system_pattern")
-    wider = min(limit + len(hidden), 1000)
-    found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=wider)
-    return _shown("system_patterns", found, "system_pattern", hidden, limit)
+    found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=limit)
+    return citing.annotate(call, "system_pattern", found)
 
 
 @CATALOG.tool("memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.")
@@ -203,13 +219,19 @@ def delete_system_pattern(call: Call, pattern_id: IdArg) -> Json:
     "ProjectGlossary is the project glossary.",
     scan=Scan.ARGUMENTS,
 )
-def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue) -> Json:
-    return custom_data.log_custom_data(call.require_store(), category, key, value)
+def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue, cites: CitesArg = None) -> Json:
+    anchors = citing.anchors_for(call, cites)
+    if anchors is None:
+        return custom_data.log_custom_data(call.require_store(), category, key, value)
+    written = cited.write_with_citations(
+        call.require_store(),
+        "custom_data",
+        anchors,
+        lambda conn: custom_data.upsert_custom_data(conn, category, key, value),
+    )
+    return citing.annotate(call, "custom_data", written)
 
 
 @CATALOG.tool("memory", READ, "Read custom data, optionally one category or one (category, key).", key="items")
 def get_custom_data(call: Call, category: str | None = None, key: str | None = None) -> Any:
-    found = custom_data.get_custom_data(call.store, category=category, key=key)
-    if key is not None:  # one entry asked for by its key is read as it is, hidden or not
-        return found
-    return _shown("items", found, "custom_data", lifecycle.hidden_of(call.store, "custom_data"), len(found))
+    return citing.annotate(call, "custom_data", custom_data.get_custom_data(call.store, category=category, key=key))

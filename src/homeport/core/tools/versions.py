@@ -17,7 +17,8 @@ from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
 from homeport.core.tools.knowledge import ItemType
 from homeport.core.tools.memory import IdArg, Json, TagsArg
-from homeport.store import decisions, item_history, patterns
+from homeport.store import browse, decisions, item_history, patterns
+from homeport.store import citations as cited
 from homeport.store.fields import LongText, Title
 from homeport.store.fields import Name as NameArg
 
@@ -66,10 +67,17 @@ def update_system_pattern(
     name: NameArg | None = None,
     description: LongText | None = None,
     tags: TagsArg = None,
+    cites: CitesArg = None,
 ) -> Json:
-    return patterns.update_system_pattern(
-        call.require_store(), pattern_id, name=name, description=description, tags=tags
-    )
+    anchors = citing.anchors_for(call, cites)
+    if anchors is None or (name, description, tags) != (None, None, None):
+        written = patterns.update_system_pattern(
+            call.require_store(), pattern_id, name=name, description=description, tags=tags
+        )
+    if anchors is None:
+        return written
+    cited.set_citations(call.require_store(), "system_pattern", pattern_id, anchors)
+    return citing.annotate(call, "system_pattern", browse.get_item(call.store, "system_pattern", pattern_id))
 
 
 @CATALOG.tool(
