@@ -29,7 +29,7 @@ settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
 # a session of its own, so the session fixtures (the PostgreSQL and MariaDB databases under unique
 # names, the pgvector server on a free port) are per worker already. What workers could still share
 # goes into a group that runs on one worker, one test after another (`_group`):
-# - the tests that start owner processes (`serve --own`): each takes the first free port from 50001 in
+# - the tests that start owner processes (`serve --own`): each takes the first free owner port (28001 up) in
 #   its own registry and listens on it a moment later, so two on different workers could pick one port;
 # - a module with a module- or class-scoped fixture (a browser, a server started once for the module,
 #   a built wheel): its tests stay together, so the fixture is made once rather than once per worker;

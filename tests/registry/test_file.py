@@ -29,10 +29,10 @@ def own(reg: InstanceRegistry, roots, pid, **kw):
     return reg.own(roots, host="127.0.0.1", version="0.1.0", pid=pid, **kw)
 
 
-def test_the_first_owner_gets_50001_and_the_file_is_private(tmp_path):
+def test_the_first_owner_gets_28001_and_the_file_is_private(tmp_path):
     reg = registry(tmp_path)
     owner = own(reg, ["/src/api"], 10)
-    assert owner.endpoint == "http://127.0.0.1:50001"
+    assert owner.endpoint == "http://127.0.0.1:28001"
     assert stat.S_IMODE(os.stat(reg.path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(reg.directory).st_mode) == 0o700
     assert reg.owner_of("/src/api/lib") == ("/src/api", owner)
@@ -44,14 +44,14 @@ def test_a_second_owner_of_the_same_root_is_refused_naming_the_first(tmp_path):
     with pytest.raises(WorkspaceOwnedError) as refused:
         own(reg, ["/src/api"], 11)
     assert refused.value.code == "workspace_owned"
-    assert "pid 10" in refused.value.message and "http://127.0.0.1:50001" in refused.value.message
+    assert "pid 10" in refused.value.message and "http://127.0.0.1:28001" in refused.value.message
 
 
 def test_take_over_replaces_the_owner_on_another_port(tmp_path):
     reg = registry(tmp_path)
     own(reg, ["/src/api"], 10)
     second = own(reg, ["/src/api"], 11, take_over=True)
-    assert second.port == 50002  # the first still listens on 50001
+    assert second.port == 28002  # the first still listens on 28001
     assert reg.owner_of("/src/api") == ("/src/api", second)
 
 
@@ -61,9 +61,20 @@ def test_a_restarted_root_gets_its_port_back_and_another_root_does_not_take_it(t
     own(reg, ["/src/api"], 10)
     own(reg, ["/src/web"], 11)
     reg.release(10)
-    assert own(reg, ["/src/new"], 12).port == 50003  # 50001 is promised to /src/api
+    assert own(reg, ["/src/new"], 12).port == 28003  # 28001 is promised to /src/api
     live.add(13)
-    assert own(reg, ["/src/api"], 13).port == 50001
+    assert own(reg, ["/src/api"], 13).port == 28001
+
+
+def test_a_project_that_remembers_a_port_from_before_the_range_moved_keeps_it(tmp_path):
+    # Owners took ports from 50001 until the range moved below the kernels' ephemeral ranges.
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "registry.json").write_text(json.dumps({"version": 1, "owners": {}, "ports": {"/src/api": 50001}}))
+    (state / "registry.json").chmod(0o600)
+    reg = registry(tmp_path, {10, 11})
+    assert own(reg, ["/src/api"], 10).port == 50001
+    assert own(reg, ["/src/web"], 11).port == 28001
 
 
 def test_a_dead_owner_is_pruned_on_read_and_its_port_remembered(tmp_path):
@@ -73,7 +84,7 @@ def test_a_dead_owner_is_pruned_on_read_and_its_port_remembered(tmp_path):
     live.clear()
     state = reg.read()
     assert state.owners == {}
-    assert state.ports == {"/src/api": 50001}
+    assert state.ports == {"/src/api": 28001}
     assert not (reg.instances / "10.json").exists()
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from homeport.registry.model import FIRST_PORT, LAST_PORT
+
 from homeport.registry import port_is_free
 
 CLI_BOOT = "from homeport.cli import main; main()"
@@ -128,15 +130,15 @@ def test_a_restarted_owner_gets_its_port_back_and_a_clean_stop_leaves_no_entry(s
     first = start(state, project, tmp_path / "1.log")
     owners.append(first)
     port = wait_serving(first, state)
-    assert port >= 50001
+    assert FIRST_PORT <= port <= LAST_PORT
     assert [i["owns"] for i in status(state)["instances"]] == [[str(project)]]
     stop(first, sig)
     assert registry(state)["owners"] == {}
     assert registry(state)["ports"] == {str(project): port}
-    # 50001 and up lie in the kernel's ephemeral range: any connection on the machine may hold the port a
-    # moment (then moving on is right, and another test proves it). Only a free port must come back.
+    # Owners' ports lie below the kernel's ephemeral range, so no outgoing connection takes the port meanwhile;
+    # an owner of another test running beside this one may (then moving on is right, and another test proves it).
     if not port_is_free(port):
-        pytest.skip(f"port {port} is held by another connection on this machine right now")
+        pytest.skip(f"port {port} was taken by another listener on this machine meanwhile")
     second = start(state, project, tmp_path / "2.log")
     owners.append(second)
     assert wait_serving(second, state) == port
@@ -154,7 +156,7 @@ def test_an_owner_whose_port_is_taken_moves_to_the_next_free_one_and_remembers_i
         second = start(state, project, tmp_path / "2.log")
         owners.append(second)
         moved = wait_serving(second, state)
-    assert moved != port and moved >= 50001
+    assert moved != port and FIRST_PORT <= moved <= LAST_PORT
     assert registry(state)["ports"] == {str(project): moved}
 
 

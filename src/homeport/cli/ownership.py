@@ -57,7 +57,7 @@ def own_workspaces(
     """The port to listen on, and the owner's secret file (with --own). With --own, first make the
     owner's secret, then register DIRS (default: the project the current directory lies in, else the
     allowed roots) as owned by this process, on the
-    port they had last time or the first free one from 50001, and remove the entries again when the
+    port they had last time or the first free one from 28001, and remove the entries again when the
     process exits (SIGTERM and SIGINT end uvicorn cleanly).
 
     The secret (STATE_DIR/secrets/PID.key, only this user can read it) is how the owner proves to the

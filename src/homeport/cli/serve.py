@@ -175,7 +175,7 @@ class _ServeCommand(click.Command):
     "--own",
     is_flag=True,
     help="HTTP: register DIR... as owned by this server in the instance registry, on the port they had last "
-    "time or the first free one from 50001 (unless --port is given). Without DIR: the project the current "
+    "time or the first free one from 28001 (unless --port is given). Without DIR: the project the current "
     "directory lies in (its .homeport/ or git root), else the allowed roots.",
 )
 @click.option("--take-over", is_flag=True, help="With --own: replace a live owner of the same directory.")

@@ -1,9 +1,9 @@
 """The registry's content and every decision about it, as pure functions (no files, no network).
 
     {"version": 1,
-     "owners": {"/home/ada/src/api": {"endpoint": "http://127.0.0.1:50001", "pid": 4242,
+     "owners": {"/home/ada/src/api": {"endpoint": "http://127.0.0.1:28001", "pid": 4242,
                                       "started_at": 1764000000.0, "version": "0.1.0", "auth": false}},
-     "ports":  {"/home/ada/src/api": 50001}}
+     "ports":  {"/home/ada/src/api": 28001}}
 
 `owners` maps a canonical directory to the live instance that serves it; `ports` remembers the
 port each directory was last served on, and outlives its owner so that a restart gets it back.
@@ -38,8 +38,11 @@ __all__ = [
     "release",
 ]
 
-FIRST_PORT = 50001
-LAST_PORT = 65535
+# Below every kernel's ephemeral range (Linux 32768-60999, macOS and Windows 49152-65535): a port there
+# may be held for a moment by any outgoing connection on the machine, and an owner restarting would lose
+# its remembered port to it. Owners registered before this change keep the ports they remember.
+FIRST_PORT = 28001
+LAST_PORT = 32767
 FORMAT_VERSION = 1
 
 
@@ -130,7 +133,7 @@ def decode_state(text: str) -> RegistryState:
     if not isinstance(owners, dict) or not isinstance(ports, dict):
         raise RegistryError("owners and ports must be objects")
     for root, port in ports.items():
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port <= LAST_PORT:
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port <= 65535:  # any TCP port
             raise RegistryError(f"the port remembered for {root} is not a port ({port!r})")
     return RegistryState({root: Owner.from_json(o) for root, o in owners.items()}, dict(ports))
 
