@@ -47,8 +47,16 @@ TOOL_COMMANDS = {
     "update_system_pattern": "patterns update",
     "restore_version": "restore",
     "purge_item": "purge",
+    "propose_cleanup": "tidy propose",
+    "get_changesets": "tidy show",
+    "amend_changeset": "tidy amend",
+    "apply_changeset": "tidy apply",
+    "revert_changeset": "tidy revert",
+    "set_item_lifecycle": "tidy lifecycle",
 }
-LEAF_COMMANDS = sorted({*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete"})
+LEAF_COMMANDS = sorted(
+    {*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete", "tidy list"}
+)
 
 
 @pytest.fixture

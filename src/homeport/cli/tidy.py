@@ -47,7 +47,13 @@ def tidy() -> None:
 )
 @memory_tool
 def propose(call: ToolCall, scope: str | None, kinds: tuple[str, ...], stale_days: int) -> None:
-    """Propose a cleanup: each entry with why it was proposed, its evidence and its operations."""
+    """Propose a cleanup: each entry with why it was proposed, its evidence and its operations.
+
+    Nothing changes until `homeport tidy apply`.
+
+    \b
+    Example: homeport tidy propose --kind duplicate --kind superseded
+    """
     result = call.tool("propose_cleanup", scope=scope, kinds=list(kinds) or None, stale_days=stale_days)
     call.show(result, _render_changeset)
 
@@ -56,7 +62,11 @@ def propose(call: ToolCall, scope: str | None, kinds: tuple[str, ...], stale_day
 @click.argument("changeset_id", type=click.IntRange(min=1))
 @memory_tool
 def show(call: ToolCall, changeset_id: int) -> None:
-    """Show one changeset, entry by entry, as a diff to review."""
+    """Show one changeset, entry by entry, as a diff to review.
+
+    \b
+    Example: homeport tidy show 3
+    """
     call.show(call.tool("get_changesets", changeset_id=changeset_id), _render_changeset)
 
 
@@ -65,7 +75,11 @@ def show(call: ToolCall, changeset_id: int) -> None:
 @click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True)
 @memory_tool
 def list_(call: ToolCall, status: str | None, limit: int) -> None:
-    """List changesets, newest first, with who applied or reverted them."""
+    """List changesets, newest first, with who applied or reverted them.
+
+    \b
+    Example: homeport tidy list --status applied
+    """
 
     def render(console: Console, r: Result) -> None:
         if not r["changesets"]:
@@ -105,7 +119,13 @@ def amend(
     add_json: str | None,
     reason: str | None,
 ) -> None:
-    """Accept or reject entries of a proposed changeset, or add operations of your own."""
+    """Accept or reject entries of a proposed changeset, or add operations of your own.
+
+    Items are TYPE:ID (decision:3). A contradiction has no operation until you add the one you decide on.
+
+    \b
+    Example: homeport tidy amend 3 --reject 2 --supersede decision:4 decision:9
+    """
     add: list[dict[str, Any]] = [{"op": "archive", "item": a} for a in archive]
     add += [{"op": "supersede", "item": old, "by": new} for old, new in supersede]
     add += [{"op": "merge", "item": item, "into": into} for item, into in merge]
@@ -133,7 +153,11 @@ def amend(
 @click.option("--force", is_flag=True, help="Apply even if it touches a pinned item or over 5% of the items.")
 @memory_tool
 def apply(call: ToolCall, changeset_id: int, force: bool) -> None:
-    """Apply the accepted entries, all or nothing; refused if an item changed since the proposal."""
+    """Apply the accepted entries, all or nothing; refused if an item changed since the proposal.
+
+    \b
+    Example: homeport tidy apply 3
+    """
     result = call.tool("apply_changeset", changeset_id=changeset_id, force=force)
     call.show(
         result,
@@ -152,7 +176,11 @@ def apply(call: ToolCall, changeset_id: int, force: bool) -> None:
 @click.option("--force", is_flag=True, help="Put the earlier states back even if the items changed since.")
 @memory_tool
 def revert(call: ToolCall, changeset_id: int, force: bool) -> None:
-    """Put back exactly what an applied changeset replaced (states, tags, links)."""
+    """Put back exactly what an applied changeset replaced (states, tags, links).
+
+    \b
+    Example: homeport tidy revert 3
+    """
     result = call.tool("revert_changeset", changeset_id=changeset_id, force=force)
     call.show(result, lambda c, r: c.print(confirm_line("reverted", f"changeset {r['id']}", "")))
 
@@ -163,7 +191,11 @@ def revert(call: ToolCall, changeset_id: int, force: bool) -> None:
 @click.option("--pin/--unpin", default=None, help="Pinned items are left alone by tidy changesets.")
 @memory_tool
 def lifecycle(call: ToolCall, item: str, valid_until: str | None, pin: bool | None) -> None:
-    """Set when an item expires, or pin it."""
+    """Set when an item expires (it leaves the default reads then), or pin it (tidy leaves it alone).
+
+    \b
+    Example: homeport tidy lifecycle decision:3 --valid-until 2027-01-01 --pin
+    """
     item_type, _, number = item.partition(":")
     if not number.isdigit():
         raise click.BadParameter(f"{item!r} is not TYPE:ID, e.g. decision:3", param_hint="TYPE:ID")

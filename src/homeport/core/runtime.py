@@ -99,8 +99,11 @@ class Runtime:
 
 
 def tool_result(workspace: Workspace, result: Any, key: str | None = None) -> dict[str, Any]:
-    """What a tool returns: a dict result as is, anything else under `key`, plus `workspace`."""
-    out = {key: result} if key is not None else dict(result)
+    """What a tool returns: a dict result as is, anything else under `key`, plus `workspace`.
+
+    A listing tool may return its list under `key` beside counts (`{"decisions": [...], "hidden_expired": 2}`).
+    """
+    out = {key: result} if key is not None and not (isinstance(result, dict) and key in result) else dict(result)
     out["workspace"] = workspace.describe()
     return out
 
