@@ -118,7 +118,7 @@ class SemanticSearch:
         words = word_search.search(store, query, limit=max(limit, _FUSION_DEPTH) if mode == "auto" else 1, **filters)
         if store is None:
             return {"results": [], "mode_used": mode, "not_yet_embedded": 0}
-        from homeport.store.vectors import VectorCache, VectorFilters, pending_count, vector_search_path
+        from homeport.store.vectors import VectorCache, VectorFilters, vector_search_path
 
         try:
             embedder = self.embedder()
@@ -142,7 +142,7 @@ class SemanticSearch:
             from homeport.store.fusion import fuse
 
             results = fuse({"words": words, "semantic": meaning}, limit=limit)
-        pending = pending_count(store, embedder.name)
+        pending = self._cache.pending(store, embedder.name)  # counted again only after a write
         # Which path searched by meaning: "pgvector <version>" or "float32 blobs" (store/vectors.py).
         return {
             "results": results,
