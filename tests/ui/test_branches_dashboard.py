@@ -21,7 +21,11 @@ GIT_ENV = {
 
 def git(root: Path, *args: str) -> None:
     subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=root, env=GIT_ENV, check=True, capture_output=True
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
+        cwd=root,
+        env=GIT_ENV,
+        check=True,
+        capture_output=True,
     )
 
 

@@ -20,11 +20,10 @@ moved, and its answers about fixed commits are kept too (`homeport.git.topology`
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import weakref
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from homeport.git.refs import Location, Repository
 from homeport.git.topology import facts_for
 from homeport.git.visibility import Origin, View, hidden_because
 from homeport.store._common import now
-from homeport.store.database import Prepared, Store
+from homeport.store.database import Prepared, Store, driver
 from homeport.store.schema import decisions, item_branches, system_patterns
 from homeport.store.tags import filter_by_tags
 
@@ -48,11 +47,14 @@ __all__ = [
     "current_place",
     "forget",
     "hidden",
+    "hidden_keys",
+    "hidden_keys_of",
     "note_hidden",
     "note_matching",
     "place_columns",
     "promote",
     "scope_new_item",
+    "without_hidden",
     "working_in",
 ]
 
@@ -69,7 +71,8 @@ class Place:
 
     root: Path | None
     scoping: bool = True  # new decisions and patterns belong to the branch (not for imports and restores)
-    hidden: Counter[tuple[str, str | None, str]] = field(default_factory=Counter)  # (type, branch, reason)
+    store: Store | None = None  # the call's own store: other workspaces' stores searched with it are not here
+    hidden: dict[tuple[str, int], tuple[str | None, str]] = field(default_factory=dict)  # item: (branch, reason)
     _repo: Any = _UNSET
     _location: Any = _UNSET
     _view: Any = _UNSET
@@ -93,7 +96,7 @@ class Place:
 
     @property
     def hidden_on_other_branches(self) -> int:
-        return sum(self.hidden.values())
+        return len(self.hidden)
 
     def report(self) -> dict[str, Any]:
         """What a result adds when reads of the call hid items: the count, and why by branch."""
@@ -101,8 +104,9 @@ class Place:
             return {}
         location = self.location()
         default = location.default_branch if location else None
+        groups = Counter((item_type, branch, reason) for (item_type, _), (branch, reason) in self.hidden.items())
         why = []
-        for (item_type, branch, reason), count in sorted(self.hidden.items(), key=lambda kv: (-kv[1], kv[0])):
+        for (item_type, branch, reason), count in sorted(groups.items(), key=lambda kv: (-kv[1], str(kv[0]))):
             named = f"branch {branch}" if branch is not None else "a detached HEAD"
             if reason == "unknown_commit":
                 text = f"written on {named} at a commit this clone does not have (fetch it, or promote the branch)"
@@ -119,18 +123,25 @@ class Place:
 _PLACE: ContextVar[Place | None] = ContextVar("homeport_place", default=None)
 
 
-@contextlib.contextmanager
-def working_in(root: Path | None, *, scoping: bool = True) -> Iterator[Place]:
+class working_in:  # a function to its callers: `with working_in(root) as place`
     """Writes and reads of the store inside the block are made at the git work tree `root` (None: nowhere).
 
-    With `scoping` false, new items are not scoped to the branch (an import, a restored version).
+    With `scoping` false, new items are not scoped to the branch (an import, a restored version). With
+    `store`, only reads of that store are filtered (a search of other workspaces reads theirs too).
+    A class rather than a generator: every call of the pipeline enters one.
     """
-    place = Place(root, scoping)
-    token = _PLACE.set(place)
-    try:
-        yield place
-    finally:
-        _PLACE.reset(token)
+
+    __slots__ = ("_place", "_token")
+
+    def __init__(self, root: Path | None, *, scoping: bool = True, store: Store | None = None) -> None:
+        self._place = Place(root, scoping, store)
+
+    def __enter__(self) -> Place:
+        self._token = _PLACE.set(self._place)
+        return self._place
+
+    def __exit__(self, *_exc: object) -> None:
+        _PLACE.reset(self._token)
 
 
 def current_place() -> Place | None:
@@ -223,30 +234,71 @@ def hidden(store: Store, conn: Connection, item_type: str) -> dict[int, tuple[st
 
     Empty outside `working_in`, outside a git work tree, and when no item is scoped to a branch.
     """
+    if item_type not in SCOPED_TYPES:
+        return {}
+    return _verdicts(store, conn).get(item_type, {})
+
+
+def hidden_keys(store: Store, conn: Connection) -> dict[tuple[str, int], tuple[str | None, str]]:
+    """`hidden` for every scoped type at once, keyed by (item type, id): for search hits."""
+    return {(t, i): why for t, found in _verdicts(store, conn).items() for i, why in found.items()}
+
+
+def hidden_keys_of(store: Store | None) -> dict[tuple[str, int], tuple[str | None, str]]:
+    """`hidden_keys` in a read of its own (joined to the read open on this thread, if any)."""
+    if store is None or not _applies(store):
+        return {}
+    with store.read() as conn:
+        return hidden_keys(store, conn)
+
+
+def without_hidden(
+    hits: list[dict[str, Any]], hidden_items: dict[tuple[str, int], tuple[str | None, str]], limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The hits (dicts with `type` and `id`) a reader may see, at most `limit`; the others are counted."""
+    if not hidden_items:
+        return hits if limit is None else hits[:limit]
+    kept = []
+    for hit in hits:
+        key = (hit.get("type"), hit.get("id"))
+        if key in hidden_items:
+            _count(key, hidden_items[key])  # type: ignore[arg-type]
+        else:
+            kept.append(hit)
+    return kept if limit is None else kept[:limit]
+
+
+def note_hidden(item_type: str, hidden_items: dict[int, tuple[str | None, str]], ids: Any = None) -> None:
+    """Count the hidden items `ids` (default: all of `hidden_items`) in the current call's report."""
+    for item_id in hidden_items if ids is None else ids:
+        _count((item_type, item_id), hidden_items[item_id])
+
+
+def _count(key: tuple[str, int], why: tuple[str | None, str]) -> None:
     place = _PLACE.get()
-    if place is None or place.root is None or item_type not in SCOPED_TYPES:
+    if place is not None:
+        place.hidden[key] = why  # an item hidden by two reads of one call counts once
+
+
+def _applies(store: Store) -> bool:
+    place = _PLACE.get()
+    return place is not None and place.root is not None and (place.store is None or place.store is store)
+
+
+def _verdicts(store: Store, conn: Connection) -> Verdicts:
+    place = _PLACE.get()
+    if place is None or place.root is None or (place.store is not None and place.store is not store):
+        return {}
+    if not _any_scoped(conn):  # nothing is scoped to a branch: the common case, one tiny query
         return {}
     stamp = tuple(_STAMP.run(conn).fetchone())
-    if not stamp[0]:  # nothing is scoped to a branch: the common case, one tiny query
-        return {}
     repo = place.repository()
     if repo is None:
         return {}
     cache = _cache_of(store)
     origins = cache.origins_at(conn, stamp)
     view = _view(place, repo, origins)
-    verdicts = cache.verdicts(stamp, view, origins, repo)
-    return verdicts.get(item_type, {})
-
-
-def note_hidden(item_type: str, hidden_items: dict[int, tuple[str | None, str]], ids: Any = None) -> None:
-    """Count the hidden items `ids` (default: all of `hidden_items`) in the current call's report."""
-    place = _PLACE.get()
-    if place is None:
-        return
-    for item_id in hidden_items if ids is None else ids:
-        branch, reason = hidden_items[item_id]
-        place.hidden[(item_type, branch, reason)] += 1
+    return cache.verdicts(stamp, view, origins, repo)
 
 
 def note_matching(
@@ -351,7 +403,16 @@ def _configured_default(root: Path) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def _any_scoped(conn: Connection) -> bool:
+    """Whether any item is scoped and not promoted: on SQLite straight on the driver (0.7 µs, every read)."""
+    if conn.dialect.name == "sqlite":
+        return driver(conn).execute(_ANY_SQL).fetchone() is not None
+    return _ANY.run(conn).first() is not None
+
+
 _c = item_branches.c
+_ANY_SQL = "SELECT 1 FROM item_branches WHERE promoted_at IS NULL LIMIT 1"
+_ANY = Prepared(select(_c.id).where(_c.promoted_at.is_(None)).limit(1))
 _INSERT = Prepared(insert(item_branches))
 # (scoped and not promoted, the newest id, promoted, all): any write, promotion or delete changes it.
 _STAMP = Prepared(

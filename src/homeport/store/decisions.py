@@ -140,12 +140,16 @@ def get_decisions(
     bounds = {"limit": max(1, min(limit, 1000))}
     with store.read() as conn:
         hidden = branches.hidden(store, conn, ITEM_TYPE)  # written on a branch the reader is not on
-        if tags_any or tags_all or hidden:
+        if tags_any or tags_all:
             stmt = filter_by_tags(_LATEST, decisions.c.id, ITEM_TYPE, tags_any=tags_any, tags_all=tags_all)
             if hidden:
                 stmt = stmt.where(decisions.c.id.not_in(list(hidden)))
                 branches.note_matching(conn, ITEM_TYPE, decisions.c.id, hidden, tags_any, tags_all)
             rows = [row_dict(r) for r in conn.execute(stmt, bounds)]
+        elif hidden:  # the prepared list, enough rows read to leave the hidden ones out
+            branches.note_hidden(ITEM_TYPE, hidden)
+            wider = {"limit": bounds["limit"] + len(hidden)}
+            rows = [r for r in dict_rows(_LIST.run(conn, wider)) if r["id"] not in hidden][: bounds["limit"]]
         else:  # the common call
             rows = dict_rows(_LIST.run(conn, bounds))
     return [_with_tags(r) for r in rows]
