@@ -58,3 +58,27 @@ async def test_the_workspace_page_counts_what_it_hid_and_names_the_branch(make_a
     assert "1 hidden: written on branch feat/ui (1)" in decisions_section.replace("<code>", "").replace("</code>", "")
     patterns_section = text.split('id="patterns"')[1].split("</section>")[0]
     assert "1 hidden" in patterns_section
+
+
+async def test_the_search_page_says_how_many_matches_another_branch_hid(make_app, client_for, project: Path):
+    git_dir = project / ".git"
+    if git_dir.is_dir() and not any(git_dir.iterdir()):
+        git_dir.rmdir()
+    (project / "README").write_text("app\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "README")
+    git(project, "commit", "-q", "-m", "first")
+    app, runtime = make_app()
+    store = runtime.stores.get(project, create=True)
+    git(project, "checkout", "-q", "-b", "spike")
+    (project / "s.txt").write_text("s\n")
+    git(project, "add", "s.txt")
+    git(project, "commit", "-q", "-m", "s")
+    with branches.working_in(project):
+        decisions.log_decision(store, "Ring buffer for the event log")
+    git(project, "checkout", "-q", "main")
+    page = await client_for(app).get("/ui/search", params={"ws": str(project), "q": "ring buffer"})
+    assert page.status_code == 200, page.text
+    text = html.unescape(page.text).replace("<code>", "").replace("</code>", "")
+    assert "Ring buffer for the event log" not in text
+    assert "1 hidden: written on branch spike (1)" in text

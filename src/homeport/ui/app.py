@@ -203,12 +203,15 @@ class Dashboard:
         query = (page.request.query_params.get("q") or "").strip()
         results: list[dict[str, Any]] = []
         workspace: dict[str, Any] | None = None
+        found: dict[str, Any] | None = None
         if query:
             found = await page.tool("search", ws, query=query, limit=50)
             results, workspace = found["results"], found["workspace"]
         else:
             workspace = (await page.tool("memory_overview", ws))["workspace"]
-        return page.render("search.html", ws=_where(workspace), workspace=workspace, query=query, results=results)
+        return page.render(
+            "search.html", ws=_where(workspace), workspace=workspace, query=query, results=results, found=found
+        )
 
     async def activity(self, page: Page) -> Response:
         ws = required(page.request, "ws")
