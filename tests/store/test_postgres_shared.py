@@ -171,7 +171,7 @@ def test_a_word_search_uses_the_workspace_gin_index(shared_postgres_stores):
     with store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO search_index (rowid, item_type, item_id, document) SELECT 10000000 + g, 'filler', g, "
-            "to_tsvector('english', 'filler number ' || g) FROM generate_series(1, 3000) g"
+            "to_tsvector('english', 'filler number ' || g) FROM generate_series(1, 20000) g"
         )
     with store.engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE homeport_shared_base.search_index")
@@ -276,3 +276,44 @@ def test_a_database_of_schemas_moves_into_the_shared_layout_and_a_rerun_resumes(
             assert conn.execute("SELECT count(*) FROM homeport.workspaces").fetchone() == (0,)
     finally:
         again.close()
+
+
+@pytest.fixture(scope="module")
+def shared_pgvector(pgvector_postgres_url: str) -> Iterator[PostgresStores]:
+    """The shared layout in a database of its own on the PostgreSQL with pgvector."""
+    name = f"homeport_shared_vec_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pgvector_postgres_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    stores = PostgresStores(f"{pgvector_postgres_url.rsplit('/', 1)[0]}/{name}?layout=shared")
+    yield stores
+    stores.close()
+    with psycopg.connect(pgvector_postgres_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_search_by_meaning_on_pgvector_scans_only_the_workspace_and_equals_the_blob_path(
+    shared_pgvector, shared_postgres_stores
+):
+    np = pytest.importorskip("numpy")
+    from test_pgvector import fill, ranked, unit  # the pgvector path's own parity helpers
+
+    from homeport.store.vectors import vector_search_path
+
+    key = _key()
+    vec, blob = shared_pgvector.get(key, create=True), shared_postgres_stores.get(key, create=True)
+    other = shared_pgvector.get(_key(), create=True)
+    for store in (vec, blob, other):
+        fill(store, 60)
+    assert vector_search_path(vec).startswith("pgvector ") and vector_search_path(blob) == "float32 blobs"
+    for seed in range(5):
+        query = unit(np.random.default_rng(seed), 1)[0]
+        assert ranked(vec, query, limit=20) == ranked(blob, query, limit=20)
+    with vec.read() as conn:
+        plan = "\n".join(
+            r[0]
+            for r in conn.exec_driver_sql(
+                "EXPLAIN SELECT id FROM item_vectors WHERE model = 'm' "
+                "ORDER BY embedding OPERATOR(public.<#>) embedding LIMIT 5"
+            )
+        )
+    assert "(ws = " in plan and "Seq Scan" not in plan, plan

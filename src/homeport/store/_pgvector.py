@@ -71,6 +71,10 @@ class PgVector:
     indexed: set[tuple[str, int]]
     # Per (model, dimension) without an index: how many more chunks before it is worth counting again.
     short: dict[tuple[str, int], int] = field(default_factory=dict)
+    # False in the shared layout (homeport.store.postgres_shared): one HNSW graph would hold every workspace's
+    # vectors and filter by workspace after the scan. There a workspace's rows are one range of the
+    # (ws, ...) index, scanned exactly.
+    hnsw: bool = True
 
     @property
     def type(self) -> str:
@@ -94,7 +98,7 @@ class PgVector:
         process) could have reached the threshold: a count on every save of a few items cost more than
         the save (measured: 47 instead of 220 items/s at 100,000 chunks).
         """
-        if (model, dim) in self.indexed:
+        if (model, dim) in self.indexed or not self.hnsw:
             return
         key = (model, dim)
         self.short[key] = self.short.get(key, 0) - added
@@ -154,6 +158,8 @@ class PgVector:
         return [(t, int(i), int(c), -float(d)) for t, i, c, d in rows]
 
     def _has_index(self, conn: Connection, model: str, dim: int) -> bool:
+        if not self.hnsw:
+            return False
         if (model, dim) in self.indexed:
             return True
         found = conn.execute(text("SELECT to_regclass(:n)"), {"n": _index_name(model, dim)}).scalar() is not None
@@ -193,7 +199,7 @@ def _open(store: Store) -> PgVector | None:
         found = _extension(store)
         if found is None:
             return None
-        path = PgVector(found[0], found[1], set())
+        path = PgVector(found[0], found[1], set(), hnsw=not getattr(store, "shares_tables", False))
         with store.write() as conn:
             _add_column(conn, path)
         _backfill(store, path)

@@ -209,6 +209,8 @@ def _isolate(table: str) -> list[str]:
 class SharedStore(PostgresStore):
     """The memory of one workspace in the shared tables: workspace number `ws`."""
 
+    shares_tables = True  # homeport.store._pgvector: no HNSW index of its own
+
     def __init__(self, stores: PostgresStores, key: str, ws: int) -> None:
         super().__init__(stores, key, SHARED_SCHEMA)
         self.ws = ws
@@ -260,12 +262,16 @@ class SharedLayout:
             if ws is None:
                 if not create:
                     return None
-                conn.exec_driver_sql(
-                    f"INSERT INTO {_REGISTRY} (key) VALUES (%(k)s) ON CONFLICT (key) DO NOTHING", {"k": key}
-                )
-                ws = conn.exec_driver_sql(f"SELECT ws FROM {_REGISTRY} WHERE key = %(k)s", {"k": key}).scalar()
+                # One round trip, and the key's number whether this process or another registered it first.
+                ws = conn.exec_driver_sql(
+                    f"WITH new AS (INSERT INTO {_REGISTRY} (key) VALUES (%(k)s) ON CONFLICT (key) DO NOTHING "
+                    f"RETURNING ws) SELECT ws FROM new UNION ALL SELECT ws FROM {_REGISTRY} WHERE key = %(k)s",
+                    {"k": key},
+                ).scalar()
+                if ws is None:  # registered by another transaction after this statement's snapshot
+                    ws = conn.exec_driver_sql(f"SELECT ws FROM {_REGISTRY} WHERE key = %(k)s", {"k": key}).scalar()
                 conn.commit()
-        assert ws is not None  # inserted, or inserted meanwhile by another process
+        assert ws is not None
         return SharedStore(self.stores, key, int(ws))
 
     def revision(self) -> str:
@@ -315,6 +321,8 @@ class SharedLayout:
             _ensure_role(conn, self.stores.url)
             for statement in _layout_ddl():
                 conn.exec_driver_sql(statement)
+            _search_gin(conn)
+            _vector_column(conn)
             conn.exec_driver_sql(f"INSERT INTO {_STATE} (id, revision) VALUES (1, %(r)s)", {"r": SCHEMA_REVISION})
             conn.commit()
 
@@ -329,9 +337,47 @@ class SharedLayout:
             before = str(conn.exec_driver_sql(f"SELECT revision FROM {_STATE}").scalar())
             for statement in _missing_ddl(conn):
                 conn.exec_driver_sql(statement)
+            _vector_column(conn)
             conn.exec_driver_sql(f"UPDATE {_STATE} SET revision = %(r)s", {"r": SCHEMA_REVISION})
             conn.commit()
         return before
+
+
+def _search_gin(conn: Connection) -> None:
+    """The search index's GIN index: on (ws, document) with btree_gin, so a word query reads only the workspace's
+    entries; without the extension (not installed on the server) on the document alone, and PostgreSQL combines
+    it with the (ws, rowid) key: other workspaces' entries for the words are read, their rows are not."""
+    try:
+        with conn.begin_nested():
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS btree_gin")
+        columns = "ws, document"
+    except SQLAlchemyError:
+        columns = "document"
+    conn.exec_driver_sql(f"CREATE INDEX ix_search_index_document ON {BASE_SCHEMA}.search_index USING gin ({columns})")
+
+
+def _vector_column(conn: Connection) -> None:
+    """`item_vectors.embedding` where the database has pgvector (or may create it), as homeport.store._pgvector
+    adds it to a workspace's schema in the other layout: here the tenant may alter no table, so the layout does it
+    (at creation and in `homeport migrate`, so an extension installed later is taken up by the next migrate)."""
+    find = (
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+    )
+    schema = conn.exec_driver_sql(find).scalar()
+    if schema is None:
+        if conn.exec_driver_sql("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").first() is None:
+            return
+        try:
+            with conn.begin_nested():
+                conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+        except SQLAlchemyError:
+            return  # not this user's to create: the blob path, as in the other layout
+        schema = conn.exec_driver_sql(find).scalar()
+    table = f"{SHARED_SCHEMA}.item_vectors"
+    conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS embedding {schema}.vector")
+    conn.exec_driver_sql(
+        f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN, ALTER COLUMN vector SET STORAGE EXTERNAL"
+    )
 
 
 def _ensure_role(conn: Connection, url: str) -> None:
@@ -363,8 +409,6 @@ def _layout_ddl() -> list[str]:
         f"CREATE TABLE {_REGISTRY} (ws SERIAL PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
         "created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
         f"GRANT USAGE ON SCHEMA {SHARED_SCHEMA} TO {TENANT_ROLE}",
-        # The trigger's and the policies' only way to the counters is the tenant's own rows.
-        "CREATE EXTENSION IF NOT EXISTS btree_gin",
     ]
     for table in shared.sorted_tables:
         statements.append(str(CreateTable(table).compile(dialect=_PG)).strip())
@@ -381,7 +425,6 @@ def _layout_ddl() -> list[str]:
     base = f"{BASE_SCHEMA}.search_index"
     statements += [
         _SEARCH_INDEX,
-        f"CREATE INDEX ix_search_index_document ON {base} USING gin (ws, document)",
         f"ALTER TABLE {base} ENABLE ROW LEVEL SECURITY",  # not FORCEd: the view, its owner's, reads it
         f"CREATE POLICY workspace ON {base} USING (ws = {WS_NOW}) WITH CHECK (ws = {WS_NOW})",
         _SEARCH_VIEW,
