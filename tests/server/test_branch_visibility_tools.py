@@ -130,3 +130,26 @@ async def test_a_write_records_its_branch_commit_and_work_tree_in_its_version(se
         history = await call(c, "get_item_history", item_type="decision", item_id=d["id"], workspace=ws)
     (version,) = history["versions"]
     assert version["made_in"] == {"branch": "main", "commit": head, "worktree": ws}
+
+
+async def test_search_by_meaning_leaves_out_another_branch_s_decision_too(runtime_factory, projects):
+    from homeport.embedding.model import unavailable_reason
+    from homeport.server import build_server
+
+    reason = unavailable_reason(None)
+    if reason is not None:
+        pytest.skip(reason)
+    root = repository(projects["alpha"])
+    ws = str(root)
+    runtime = runtime_factory()
+    async with Client(build_server(runtime), mode="auto") as c:
+        git(root, "checkout", "-q", "-b", "cdn")
+        commit(root, "cdn.txt")
+        hidden = await call(c, "log_decision", summary="Avatars are served from the CDN", workspace=ws)
+        git(root, "checkout", "-q", "main")
+        shown = await call(c, "log_decision", summary="Profile pictures are resized on upload", workspace=ws)
+        assert runtime.semantic.drain(timeout=120)
+        found = await call(c, "search", query="where are user profile pictures hosted", mode="semantic", workspace=ws)
+    ids = [h["id"] for h in found["results"]]
+    assert hidden["id"] not in ids and shown["id"] in ids
+    assert found["hidden_on_other_branches"] == 1
