@@ -50,6 +50,7 @@ from homeport.store.schema import (
     contexts,
     custom_data,
     decisions,
+    item_branches,
     item_tags,
     item_uids,
     item_versions,
@@ -203,6 +204,7 @@ def _empty(conn: Connection) -> None:
         item_uids,
         item_writers,
         item_versions,
+        item_branches,  # the replaced items' branches: an imported item with the same id is seen everywhere
         context_history,
         contexts,
         custom_data,
