@@ -79,10 +79,17 @@ _OPPOSITES = (
     ("start", "stop"),
     ("on", "off"),
     ("before", "after"),
+    ("synchronously", "asynchronously"),
     ("increase", "decrease"),
     ("public", "private"),
     ("mutable", "immutable"),
 )
+_NEGATING_PREFIXES = ("a", "un", "in", "im", "ir", "il", "non", "dis", "de", "anti")
+# Words that say how an item is done or kept, not what: one side having one of these alone is no difference.
+_GENERIC_TEXT = """use using used run runs ran go goes going get gets got have has had keep kept live lives stay
+make made take takes put set sets need needs must done do handle handled managed manage happen happens via within
+always also now new current currently"""
+_GENERIC = frozenset(_GENERIC_TEXT.split())
 _OPPOSITE_OF: dict[str, set[str]] = defaultdict(set)
 for _a, _b in _OPPOSITES:
     _OPPOSITE_OF[_a].add(_b)
@@ -100,10 +107,16 @@ class Signals:
     numbers_differ: bool  # each names a number the other does not
     negation_differs: bool  # one negates, the other does not
     opposites: tuple[str, str] | None  # an antonym pair, one word on each side
+    substituted: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # distinctive words only one side has
 
     @property
     def disagree(self) -> bool:
         return self.numbers_differ or self.negation_differs or self.opposites is not None
+
+    @property
+    def differ(self) -> bool:
+        """They disagree, or each names something the other does not ("session cache" / "job queue")."""
+        return self.disagree or self.substituted is not None
 
     def evidence(self) -> dict[str, object]:
         """The signals as a proposal entry shows them."""
@@ -118,6 +131,8 @@ class Signals:
             out["negation_differs"] = True
         if self.opposites is not None:
             out["opposites"] = list(self.opposites)
+        if self.substituted is not None:
+            out["only_one_side"] = [list(self.substituted[0]), list(self.substituted[1])]
         return out
 
 
@@ -131,8 +146,27 @@ def _fold(word: str) -> str:
 
 
 def content_tokens(text: str) -> set[str]:
-    """The content words of `text`, lower case, plural `s` folded, stop words and negations dropped."""
-    return {_fold(w) for w in _WORD.findall(text) if w.lower() not in _STOP and w.lower() not in _NEGATIONS}
+    """The content words of `text`, lower case, plural `s` folded, stop words, negations and letters dropped."""
+    return {
+        _fold(w) for w in _WORD.findall(text) if len(w) > 1 and w.lower() not in _STOP and w.lower() not in _NEGATIONS
+    }
+
+
+def _variants(a: str, b: str) -> bool:
+    """Two spellings of one word: "render"/"rendered", "show"/"shown", "include"/"including"."""
+    short = min(len(a), len(b))
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), short)
+    return short >= 3 and common >= max(3, short - 1)
+
+
+def _unify(a: set[str], b: set[str]) -> tuple[set[str], set[str]]:
+    """`a` and `b` with each word of `b` that is a variant of a word of `a` spelled as in `a`."""
+    only_b = b - a
+    renamed = set(b & a)
+    for word in only_b:
+        match = next((w for w in sorted(a - b) if _variants(w, word)), None)
+        renamed.add(match or word)
+    return a, renamed
 
 
 def shingles(text: str, size: int = 4) -> set[str]:
@@ -141,6 +175,11 @@ def shingles(text: str, size: int = 4) -> set[str]:
     if len(flat) <= size:
         return {flat} if flat else set()
     return {flat[i : i + size] for i in range(len(flat) - size + 1)}
+
+
+def _bag_shingles(words: set[str]) -> set[str]:
+    """Shingles of content words in sorted order: the same words in another order match."""
+    return shingles(" ".join(sorted(words)))
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -153,17 +192,32 @@ def _numbers(text: str) -> set[str]:
     return set(_NUMBER.findall(text))
 
 
-def _negated(text: str) -> bool:
+def _negations(text: str) -> frozenset[str]:
+    """The negating words of `text` ("not", "never", "n't", ...): "without" on both sides is no difference,
+    "not ... without" against "without" is."""
     lowered = text.lower().replace("\u2019", "'")
-    return any(w in _NEGATIONS for w in re.findall(r"[a-z']+", lowered)) or "n't" in lowered
+    found = {w for w in re.findall(r"[a-z']+", lowered) if w in _NEGATIONS}
+    return frozenset(found | ({"n't"} if "n't" in lowered else set()))
 
 
 def _opposites(a: set[str], b: set[str]) -> tuple[str, str] | None:
-    for word in sorted(a - b):
-        for other in sorted(_OPPOSITE_OF.get(word, ())):
-            if other in b and other not in a:
-                return (word, other)
+    """A word only one side says whose opposite the other side says ("enable"/"disable", "mutable"/"immutable")."""
+    for one, other in ((a, b), (b, a)):
+        for word in sorted(one - other):
+            for opposite in sorted(_OPPOSITE_OF.get(word, ())):
+                if opposite in other:
+                    return (word, opposite) if one is a else (opposite, word)
+            for prefix in _NEGATING_PREFIXES:
+                if word.startswith(prefix) and word[len(prefix) :] in other and len(word) - len(prefix) > 3:
+                    return (word, word[len(prefix) :]) if one is a else (word[len(prefix) :], word)
     return None
+
+
+def _substituted(a: set[str], b: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The distinctive words each side has and the other lacks, when both sides have some."""
+    only_a = tuple(sorted(w for w in a - b if w not in _GENERIC))
+    only_b = tuple(sorted(w for w in b - a if w not in _GENERIC))
+    return (only_a, only_b) if only_a and only_b else None
 
 
 def signals(
@@ -174,28 +228,30 @@ def signals(
     citations: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> Signals:
     """The signals between texts `a` and `b` (`meaning`: their cosine, when known)."""
-    words_a, words_b = content_tokens(a), content_tokens(b)
+    words_a, words_b = _unify(content_tokens(a), content_tokens(b))
     raw_a = {w.lower() for w in _WORD.findall(a)}
     raw_b = {w.lower() for w in _WORD.findall(b)}
     nums_a, nums_b = _numbers(a), _numbers(b)
     same_citations = bool(citations and citations[0] and set(citations[0]) == set(citations[1]))
     return Signals(
         words=_jaccard(words_a, words_b),
-        chars=_jaccard(shingles(a), shingles(b)),
+        chars=max(_jaccard(shingles(a), shingles(b)), _jaccard(_bag_shingles(words_a), _bag_shingles(words_b))),
         meaning=meaning,
         same_citations=same_citations,
         numbers_differ=bool(nums_a ^ nums_b) and bool(nums_a) and bool(nums_b),
-        negation_differs=_negated(a) != _negated(b),
+        negation_differs=_negations(a) != _negations(b),
         opposites=_opposites(raw_a, raw_b),
+        substituted=_substituted(words_a, words_b),
     )
 
 
 def verdict(sig: Signals) -> Verdict:
-    """duplicate (two agreeing signals, no disagreement), contradiction (same subject, disagreeing), ..."""
+    """duplicate (two agreeing signals, nothing said by one side only), contradiction (same subject,
+    disagreeing), related (same subject), different."""
     if sig.words >= WORDS_SAME_SUBJECT and sig.disagree:
         return "contradiction"
-    if sig.disagree:
-        return "different"
+    if sig.differ:
+        return "related" if sig.words >= WORDS_SAME_SUBJECT else "different"
     lexical = sig.words >= WORDS_DUPLICATE and sig.chars >= CHARS_DUPLICATE
     second = (sig.meaning is not None and sig.meaning >= MEANING_DUPLICATE) or sig.same_citations
     if lexical or (sig.words >= WORDS_WITH_SECOND_SIGNAL and second):
