@@ -314,7 +314,8 @@ def copied_so_far(target: Store) -> tuple[int, int] | None:
 
 def migrate_database(url: str) -> dict[str, str]:
     """Bring every workspace of the PostgreSQL store at `url` to this version's revision (creating its table of
-    workspaces if new); each workspace's key with its revision before.
+    workspaces if new); each workspace's key with its revision before. In the shared layout that is one
+    migration for the database; a URL with `layout=shared` on a database of schemas moves them there (resumable).
 
     Raises:
         StoreTooNewError: a newer Homeport migrated a workspace there (nothing is migrated then).
@@ -324,6 +325,10 @@ def migrate_database(url: str) -> dict[str, str]:
 
     stores = PostgresStores(url, pool_size=1)
     try:
+        if stores.moves_to_shared():  # `?layout=shared` on a database of schemas: move every workspace
+            from homeport.store.postgres_move import move_into_shared
+
+            return move_into_shared(stores)
         stores.check_revisions()
         return stores.migrate_all()
     finally:

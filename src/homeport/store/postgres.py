@@ -160,6 +160,22 @@ class PostgresStore(Store):
         return self._stores.engine
 
 
+class SharedStore(PostgresStore):
+    """The memory of one workspace in the shared tables (`homeport.store.postgres_shared`): workspace number `ws`."""
+
+    shares_tables = True  # homeport.store._pgvector: no HNSW index of its own
+
+    def __init__(self, stores: PostgresStores, key: str, ws: int) -> None:
+        from homeport.store.postgres_shared import SHARED_SCHEMA, begin_statements
+
+        super().__init__(stores, key, SHARED_SCHEMA)
+        self.ws = ws
+        self._lock_id = _lock_id(f"{SHARED_SCHEMA}/{ws}")
+        self._begin_read, self._begin_write = begin_statements(ws, self._lock_id)
+        # Marks its statements for the rewrite of conflict targets (postgres_shared._add_ws_to_conflict_targets).
+        self._options = {**self._options, "homeport_shared": True}
+
+
 class PostgresStores:
     """Every workspace's store in one PostgreSQL database, created and migrated on first use.
 
@@ -246,13 +262,22 @@ class PostgresStores:
         if not shared and wanted == "schema":
             self._layout = False
             return None
-        layout = SharedLayout(self)
+        layout = SharedLayout(self, shown_url(self.url))
         if not shared:
             if not create:
                 return None
             layout.create()
         self._layout = layout
         return layout
+
+    def shared_store(self, key: str, ws: int) -> SharedStore:
+        """The store of workspace number `ws` of the shared layout (for `SharedLayout.open`)."""
+        return SharedStore(self, key, ws)
+
+    def moves_to_shared(self) -> bool:
+        """True when the URL asks for the shared layout and workspaces are still kept in schemas of their own:
+        `homeport migrate` then moves them (homeport.store.postgres_move)."""
+        return self.requested == "shared" and self._holds_schemas()
 
     def _open(self, key: str, *, create: bool) -> PostgresStore | None:
         from homeport.store.database import SCHEMA_REVISION
@@ -382,10 +407,6 @@ class PostgresStores:
 
     def migrate_all(self) -> dict[str, str]:
         """Bring every registered workspace to the head revision; each key with its revision before."""
-        if self.requested == "shared" and self._holds_schemas():
-            from homeport.store.postgres_shared import move_into_shared
-
-            return move_into_shared(self)
         layout = self.shared_layout()
         if layout is not None:  # once for the database, not once per workspace
             before = self.revisions()

@@ -34,7 +34,6 @@ migration that changes a table rather than adding one must be written for this l
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -57,24 +56,27 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from homeport.errors import ConfigError
-from homeport.store.postgres import PostgresStore, PostgresStores, _cause, shown_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
+
+    from homeport.store.postgres import PostgresStores, SharedStore
 
 __all__ = [
     "BASE_SCHEMA",
     "SHARED_SCHEMA",
     "TENANT_ROLE",
+    "WS_SETTING",
     "SharedLayout",
-    "SharedStore",
+    "begin_statements",
+    "requested_layout",
     "shared_metadata",
 ]
 
 SHARED_SCHEMA = "homeport_shared"
 BASE_SCHEMA = "homeport_shared_base"  # tables the tenant reaches only through a view of SHARED_SCHEMA
 TENANT_ROLE = "homeport_tenant"
-_WS = "homeport.ws"
+WS_SETTING = _WS = "homeport.ws"
 # NULL when unset: after a transaction that set it, a session reads '' for it, and ''::int is an error.
 WS_NOW = f"nullif(current_setting('{_WS}', true), '')::int"
 _WS_DEFAULT = f"current_setting('{_WS}')::int"  # an INSERT with no workspace set fails
@@ -206,26 +208,17 @@ def _isolate(table: str) -> list[str]:
     ]
 
 
-class SharedStore(PostgresStore):
-    """The memory of one workspace in the shared tables: workspace number `ws`."""
-
-    shares_tables = True  # homeport.store._pgvector: no HNSW index of its own
-
-    def __init__(self, stores: PostgresStores, key: str, ws: int) -> None:
-        super().__init__(stores, key, SHARED_SCHEMA)
-        self.ws = ws
-        self._lock_id = _lock_id(f"{SHARED_SCHEMA}/{ws}")
-        settings = (
-            f"SET LOCAL search_path TO {SHARED_SCHEMA}; SET LOCAL ROLE {TENANT_ROLE}; "
-            f"SET LOCAL {_WS} = '{int(ws)}'; SET LOCAL plan_cache_mode = force_custom_plan"
-        )
-        self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}"
-        self._begin_write = f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({self._lock_id})"
-        self._options = {**self._options, "homeport_shared": True}
-
-
-def _lock_id(name: str) -> int:
-    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+def begin_statements(ws: int, lock_id: int) -> tuple[str, str]:
+    """The first round trip of a read and of a write transaction of workspace `ws`: BEGIN, the shared tables,
+    the tenant role (owners bypass row-level security), the workspace, custom plans, and for a writer its lock."""
+    settings = (
+        f"SET LOCAL search_path TO {SHARED_SCHEMA}; SET LOCAL ROLE {TENANT_ROLE}; "
+        f"SET LOCAL {_WS} = '{int(ws)}'; SET LOCAL plan_cache_mode = force_custom_plan"
+    )
+    return (
+        f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}",
+        f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({int(lock_id)})",
+    )
 
 
 _CONFLICT = re.compile(r"ON CONFLICT \((?!ws\b)")
@@ -245,9 +238,10 @@ def _add_ws_to_conflict_targets(engine: Engine) -> None:
 class SharedLayout:
     """The shared tables of one database: its registry of workspaces, creation and migration."""
 
-    def __init__(self, stores: PostgresStores) -> None:
+    def __init__(self, stores: PostgresStores, shown: str) -> None:
         self.stores = stores
         self.engine = stores.engine
+        self.shown = shown  # the database's URL without its password, for messages
         _add_ws_to_conflict_targets(self.engine)
 
     @staticmethod
@@ -272,7 +266,7 @@ class SharedLayout:
                     ws = conn.exec_driver_sql(f"SELECT ws FROM {_REGISTRY} WHERE key = %(k)s", {"k": key}).scalar()
                 conn.commit()
         assert ws is not None
-        return SharedStore(self.stores, key, int(ws))
+        return self.stores.shared_store(key, int(ws))
 
     def revision(self) -> str:
         with self.engine.connect() as conn:
@@ -318,7 +312,7 @@ class SharedLayout:
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_LOCK})")
             if self.exists(conn):
                 return
-            _ensure_role(conn, self.stores.url)
+            _ensure_role(conn, self.shown)
             for statement in _layout_ddl():
                 conn.exec_driver_sql(statement)
             _search_gin(conn)
@@ -380,7 +374,7 @@ def _vector_column(conn: Connection) -> None:
     )
 
 
-def _ensure_role(conn: Connection, url: str) -> None:
+def _ensure_role(conn: Connection, shown: str) -> None:
     try:
         with conn.begin_nested():
             conn.exec_driver_sql(
@@ -393,7 +387,7 @@ def _ensure_role(conn: Connection, url: str) -> None:
                 conn.exec_driver_sql(f"GRANT {TENANT_ROLE} TO current_user")
     except SQLAlchemyError as exc:
         raise ConfigError(
-            f"the shared layout in {shown_url(url)} needs the role {TENANT_ROLE}, which this user cannot create "
+            f"the shared layout in {shown} needs the role {TENANT_ROLE}, which this user cannot create "
             f"({_cause(exc)}); as an administrator run: CREATE ROLE {TENANT_ROLE} NOLOGIN; "
             f"GRANT {TENANT_ROLE} TO <the store's user>"
         ) from exc
@@ -495,76 +489,6 @@ def requested_layout(query: Mapping[str, Any]) -> str | None:
     return value
 
 
-# -- moving a database of schemas into the shared layout ------------------------------------------------
-
-
-def move_into_shared(stores: PostgresStores, *, progress: Any = None) -> dict[str, str]:
-    """Copy every workspace of a schema-per-workspace database into the shared layout of the same database;
-    each workspace's key with its revision before. Resumable: run it again after an interruption.
-
-    Each workspace is migrated to the head revision in its schema, then copied as `homeport copy` copies
-    (`homeport.store.copying`: batches with a checkpoint in the target, counts and SHA-256 compared at the
-    end), then recorded in `homeport_shared.moved` (key, schema, items, checksum) and removed from
-    `homeport.workspaces` in one transaction. A workspace whose copy was verified but not yet recorded
-    (the process stopped in between) is recognised by its checksum. The schemas are kept: drop them after
-    checking (`homeport_shared.moved` names each). Servers must be stopped meanwhile: a workspace written
-    after its copy would lose that write (until the move finishes, servers refuse the database).
-
-    Raises:
-        InvalidItemError: a workspace's shared copy differs from its schema (named in the message).
-        StoreError: a copy failed; run the migration again to resume.
-    """
-    from homeport.store.copying import copy_memory
-    from homeport.store.postgres import _REGISTRY as SCHEMA_REGISTRY
-    from homeport.store.transfer import _collect, memory_checksum
-
-    schemas = PostgresStores(stores.url)
-    schemas._layout = False  # read the schemas, whatever the URL asks for
-    layout = SharedLayout(stores)
-    layout.create()
-    with stores.engine.connect() as conn:
-        conn.exec_driver_sql(
-            f"CREATE TABLE IF NOT EXISTS {SHARED_SCHEMA}.moved (key TEXT PRIMARY KEY, schema_name TEXT NOT NULL, "
-            "items INTEGER NOT NULL, checksum TEXT NOT NULL, moved_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-        conn.commit()
-    try:
-        before = schemas.revisions()
-        for key in before:
-            source = schemas._open(key, create=True)  # migrated to the head in its schema first
-            assert source is not None
-            target = layout.open(key, create=True)
-            assert target is not None
-            with target.read() as conn:
-                copying = conn.exec_driver_sql("SELECT 1 FROM copy_checkpoint").first() is not None
-                holds = any(conn.exec_driver_sql(f"SELECT EXISTS (SELECT FROM {t})").scalar() for t in _ITEM_TABLES)
-            if holds and not copying:  # copied and verified by a run that stopped before recording it
-                data = _collect(source)
-                if memory_checksum(_collect(target)) != memory_checksum(data):
-                    from homeport.errors import InvalidItemError
-
-                    raise InvalidItemError(
-                        f"workspace {key!r} already holds memory in the shared tables that differs from its schema "
-                        f"{source.schema}; drop one of them (homeport_shared rows of ws {target.ws}) and run again"
-                    )
-                result = {"items": sum(len(v) for v in data.values()), "checksum": memory_checksum(data)}
-            else:
-                result = copy_memory(source, target)
-            with stores.engine.connect() as conn:
-                conn.exec_driver_sql(
-                    f"INSERT INTO {SHARED_SCHEMA}.moved (key, schema_name, items, checksum) "
-                    "VALUES (%(k)s, %(s)s, %(n)s, %(c)s) ON CONFLICT (key) DO NOTHING",
-                    {"k": key, "s": source.schema, "n": result["items"], "c": result["checksum"]},
-                )
-                conn.exec_driver_sql(f"DELETE FROM {SCHEMA_REGISTRY} WHERE key = %(k)s", {"k": key})
-                conn.commit()
-            if progress is not None:
-                progress(key, result)
-    finally:
-        schemas.close()
-    stores._layout = layout
-    return before
-
-
-# The tables whose rows are a workspace's memory (a target holding none of them is empty).
-_ITEM_TABLES = ("decisions", "progress", "system_patterns", "custom_data", "contexts", "links")
+def _cause(exc: SQLAlchemyError) -> str:
+    lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
