@@ -14,8 +14,9 @@ __all__ = ["migrate"]
 @click.command()
 @store_option(
     "A PostgreSQL store (postgresql://user@host/db): migrate every workspace in it, and create its "
-    "table of workspaces if new (env: HOMEPORT_STORE). A SQLite file (sqlite:///path/to/file.db): migrate "
-    "it. Without it: the SQLite store of the workspace here."
+    "table of workspaces if new (env: HOMEPORT_STORE); with ?layout=shared, the shared tables of every "
+    "workspace, once (a database of schemas is moved into them, resumably). A SQLite file "
+    "(sqlite:///path/to/file.db): migrate it. Without it: the SQLite store of the workspace here."
 )
 @domain_errors
 def migrate(store_url: str | None) -> None:
