@@ -88,3 +88,19 @@ async def test_an_expired_item_leaves_the_default_reads_with_a_count(server_fact
         assert [s["name"] for s in listed["system_patterns"]] == ["Repository"] and listed["hidden_expired"] == 1
         ctx = await call(c, "get_context", task="events leave with the write outbox", workspace=ws)
         assert p["id"] not in {i["id"] for i in ctx["items"]}
+
+
+@MODES
+async def test_logging_a_decision_that_exists_already_names_it_and_merges_nothing(server_factory, projects, mode):
+    ws = str(projects["alpha"])
+    async with Client(server_factory(), mode=mode) as c:
+        first = await call(c, "log_decision", summary="Use SQLite in WAL mode for the local store", workspace=ws)
+        other = await call(c, "log_decision", summary="Deploy to Fly.io with one machine per region", workspace=ws)
+        assert "notice" not in other and "duplicate_of" not in other
+        again = await call(c, "log_decision", summary="Use SQLite with WAL mode for the local store", workspace=ws)
+        assert again["duplicate_of"]["id"] == first["id"]
+        assert f"decision {first['id']} already says this" in again["notice"]
+        near = await call(c, "log_decision", summary="Use SQLite in WAL mode for the cloud store", workspace=ws)
+        assert "duplicate_of" not in near  # another object: a near-miss, not the same decision
+        listed = await call(c, "get_decisions", workspace=ws)
+        assert len(listed["decisions"]) == 4

@@ -37,6 +37,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "restore": LazyCommand("homeport.cli.memory_versions:restore", "Bring back an earlier version of an item."),
     "purge": LazyCommand("homeport.cli.memory_versions:purge", "Erase every version of a deleted item."),
     "promote": LazyCommand("homeport.cli.branches:promote", "Show a branch's decisions on every branch."),
+    "tidy": LazyCommand("homeport.cli.tidy:tidy", "Propose, apply and revert a cleanup of the memory."),
     "verify": LazyCommand("homeport.cli.verify:verify", "Check items' citations to code; exit 1 when any is stale."),
     "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
     "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),

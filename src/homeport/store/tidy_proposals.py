@@ -18,12 +18,21 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from homeport.store import search as search_index
 from homeport.store._common import load_json, now
+from homeport.store.database import Store
 from homeport.store.lifecycle import TABLES, TIDY_TYPES, hidden_keys
 from homeport.store.schema import item_vectors, links
-from homeport.store.tidy_signals import candidate_pairs, clusters, signals, verdict
+from homeport.store.tidy_signals import (
+    WORDS_SAME_SUBJECT,
+    candidate_pairs,
+    clusters,
+    content_tokens,
+    signals,
+    verdict,
+)
 
-__all__ = ["DONE_STATUSES", "KINDS", "SUPERSEDING", "find_entries", "item_text", "title_of"]
+__all__ = ["DONE_STATUSES", "KINDS", "SUPERSEDING", "find_entries", "item_text", "near_duplicate", "title_of"]
 
 KINDS = ("duplicate", "contradiction", "superseded", "stale")
 # Link relationships that say one item replaces another: (relationship, the replaced end).
@@ -242,3 +251,46 @@ def _meanings(conn: Connection, types: Sequence[str]) -> dict[tuple[str, int], t
             blob = bytes(r.vector)
             out[(r.item_type, r.item_id)] = struct.unpack(f"<{len(blob) // 4}f", blob)
     return out
+
+
+def near_duplicate(store: Store, item_type: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    """The current item of `item_type` that `item` (just written) says the same thing as, or None.
+
+    One full-text query for the title's words (the 5 best), then the signals on those few: about 1.6 ms
+    of CPU beside the write's 0.2 ms on a store of 2,000 decisions. Used by log_decision to say
+    "decision 12 says this already".
+    """
+    text = item_text(item_type, item)
+    # the title's words only: a duplicate shares its claim, and a short query keeps the write cheap
+    title = title_of(item_type, item)
+    query = search_index.plain_words(title, search_index.content_words(title)[:12])
+    if not query:
+        return None
+    hits = [h for h in search_index.search(store, query, types=[item_type], limit=5) if h["id"] != item["id"]]
+    if not hits:
+        return None
+    table = TABLES[item_type]
+    with store.read() as conn:
+        hidden = hidden_keys(conn, item_type)
+        rows = {
+            r.id: dict(r._mapping)
+            for r in conn.execute(select(table).where(table.c.id.in_([h["id"] for h in hits])))
+            if (item_type, r.id) not in hidden
+        }
+    best: tuple[float, dict[str, Any], dict[str, object]] | None = None
+    mine = content_tokens(text)
+    for hit in hits:
+        row = rows.get(hit["id"])
+        if row is None:
+            continue
+        theirs = item_text(item_type, row)
+        shared = content_tokens(theirs)
+        if len(mine & shared) < WORDS_SAME_SUBJECT * len(mine | shared):  # cheap: most hits stop here
+            continue
+        sig = signals(text, theirs)
+        if verdict(sig) == "duplicate" and (best is None or sig.words > best[0]):
+            best = (sig.words, row, sig.evidence())
+    if best is None:
+        return None
+    _, row, evidence = best
+    return {"type": item_type, "id": row["id"], "title": title_of(item_type, row), "evidence": evidence}

@@ -154,6 +154,8 @@ def content_tokens(text: str) -> set[str]:
 
 def _variants(a: str, b: str) -> bool:
     """Two spellings of one word: "render"/"rendered", "show"/"shown", "include"/"including"."""
+    if a[:3] != b[:3]:
+        return False
     short = min(len(a), len(b))
     common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), short)
     return short >= 3 and common >= max(3, short - 1)
@@ -162,9 +164,14 @@ def _variants(a: str, b: str) -> bool:
 def _unify(a: set[str], b: set[str]) -> tuple[set[str], set[str]]:
     """`a` and `b` with each word of `b` that is a variant of a word of `a` spelled as in `a`."""
     only_b = b - a
+    if not only_b:
+        return a, b
+    by_start: dict[str, list[str]] = defaultdict(list)
+    for word in sorted(a - b):
+        by_start[word[:3]].append(word)
     renamed = set(b & a)
     for word in only_b:
-        match = next((w for w in sorted(a - b) if _variants(w, word)), None)
+        match = next((w for w in by_start.get(word[:3], ()) if _variants(w, word)), None)
         renamed.add(match or word)
     return a, renamed
 

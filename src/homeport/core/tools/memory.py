@@ -10,7 +10,7 @@ from homeport.core import citing
 from homeport.core.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
-from homeport.store import browse, contexts, custom_data, decisions, patterns, progress
+from homeport.store import browse, contexts, custom_data, decisions, lifecycle, patterns, progress, tidy_proposals
 from homeport.store import citations as cited
 from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
 from homeport.store.fields import Name as NameArg
@@ -79,7 +79,7 @@ def log_decision(
     tags: TagsArg = None,
     cites: CitesArg = None,
 ) -> Json:
-    return decisions.log_decision(
+    written = decisions.log_decision(
         call.require_store(),
         summary,
         rationale=rationale,
@@ -87,12 +87,36 @@ def log_decision(
         tags=tags,
         citations=citing.anchors_for(call, cites),
     )
+    return _with_duplicate_notice(call, written)
+
+
+def _with_duplicate_notice(call: Call, written: Json) -> Json:
+    """A decision that says what a current one says already: the result names it (nothing is merged)."""
+    same = tidy_proposals.near_duplicate(call.require_store(), "decision", written)
+    if same is not None:
+        written["duplicate_of"] = same
+        written["notice"] = (
+            f"decision {same['id']} already says this ({same['title']!r}); correct it with update_decision, "
+            f"or merge the two with propose_cleanup (kinds=[duplicate]) and apply_changeset"
+        )
+    return written
 
 
 @CATALOG.tool("memory", READ, "List decisions, newest first, optionally by tags.", key="decisions")
 def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, tags_all: TagsArg = None) -> Any:
-    found = decisions.get_decisions(call.store, limit=limit, tags_any=tags_any, tags_all=tags_all)
-    return citing.annotate(call, "decision", found)
+    hidden = lifecycle.hidden_of(call.store, "decision")
+    wider = min(limit + len(hidden), 1000)
+    found = decisions.get_decisions(call.store, limit=wider, tags_any=tags_any, tags_all=tags_all)
+    return citing.annotate(call, "decision", _shown("decisions", found, "decision", hidden, limit))
+
+
+def _shown(key: str, rows: list[dict[str, Any]], item_type: str, hidden: set[tuple[str, int]], limit: int) -> Any:
+    """The first `limit` rows that are current; `hidden_expired` counts the archived, superseded or expired
+    items left out (they stay readable in get_item_history and the changesets)."""
+    if not hidden:
+        return rows[:limit]
+    kept, passed = lifecycle.visible(rows, hidden, limit, item_type=item_type)
+    return {key: kept, "hidden_expired": passed} if passed else kept
 
 
 @CATALOG.tool(
@@ -154,9 +178,10 @@ def get_progress(
 ) -> Any:
     if tree:
         return progress.get_progress_tree(call.store, root_id=parent_id, status=status)
-    return citing.annotate(
-        call, "progress", progress.get_progress(call.store, status=status, parent_id=parent_id, limit=limit)
-    )
+    hidden = lifecycle.hidden_of(call.store, "progress")
+    wider = min(limit + len(hidden), 1000)
+    found = progress.get_progress(call.store, status=status, parent_id=parent_id, limit=wider)
+    return citing.annotate(call, "progress", _shown("progress", found, "progress", hidden, limit))
 
 
 @CATALOG.tool(
@@ -203,8 +228,10 @@ def log_system_pattern(
 
 @CATALOG.tool("memory", READ, "List system patterns by name, optionally by tags.", key="system_patterns")
 def get_system_patterns(call: Call, tags_any: TagsArg = None, tags_all: TagsArg = None, limit: LimitArg = 50) -> Any:
-    found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=limit)
-    return citing.annotate(call, "system_pattern", found)
+    hidden = lifecycle.hidden_of(call.store, "system_pattern")
+    wider = min(limit + len(hidden), 1000)
+    found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=wider)
+    return citing.annotate(call, "system_pattern", _shown("system_patterns", found, "system_pattern", hidden, limit))
 
 
 @CATALOG.tool("memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.")
@@ -234,4 +261,8 @@ def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue, 
 
 @CATALOG.tool("memory", READ, "Read custom data, optionally one category or one (category, key).", key="items")
 def get_custom_data(call: Call, category: str | None = None, key: str | None = None) -> Any:
-    return citing.annotate(call, "custom_data", custom_data.get_custom_data(call.store, category=category, key=key))
+    found = custom_data.get_custom_data(call.store, category=category, key=key)
+    if key is not None:  # one entry asked for by its key is read as it is, hidden or not
+        return citing.annotate(call, "custom_data", found)
+    shown = _shown("items", found, "custom_data", lifecycle.hidden_of(call.store, "custom_data"), len(found))
+    return citing.annotate(call, "custom_data", shown)
