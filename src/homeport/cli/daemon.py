@@ -6,6 +6,8 @@
     STATE_DIR/daemon/daemon.lock    held by the running daemon for its whole life (released by the kernel
                                     when it dies, so a SIGKILLed daemon's leftover socket never blocks a start)
     STATE_DIR/daemon/daemon.log     its log, rotated (RotatingFileHandler)
+    STATE_DIR/daemon/commands.sock  its command runner (mode 0600): the shell's memory commands, run in
+                                    children of a process that has imported the CLI once (`_command_runner`)
 
 The daemon registers itself in the instance registry as the owner of its allowed roots, with the
 endpoint `unix:STATE_DIR/daemon/homeport.sock`; every other `homeport serve` then forwards the calls
@@ -72,6 +74,12 @@ class DaemonPaths:
     @property
     def endpoint(self) -> str:
         return UNIX_SCHEME + str(self.socket)
+
+    @property
+    def commands_socket(self) -> Path:
+        from homeport.cli._thin import COMMANDS_SOCKET
+
+        return self.directory / COMMANDS_SOCKET
 
     @property
     def lock(self) -> Path:
@@ -347,12 +355,51 @@ def run(allow_roots: tuple[str, ...], state_dir: Path | None) -> None:
             app = build_http_app(build_server(runtime), runtime, dashboard=dashboard_app)
             log = logging.getLogger("homeport.daemon")
             log.info("daemon pid %d owns %s on %s", owner.pid, ", ".join(roots), paths.socket)
-            run_http(app, sock, settings, lambda: log.info("daemon pid %d ready", owner.pid))
+            with _command_runner(paths):
+                run_http(app, sock, settings, lambda: log.info("daemon pid %d ready", owner.pid))
             registry.release(owner.pid)
             log.info("daemon pid %d stopped", owner.pid)
     finally:
         runtime.close()
         lock.release()
+
+
+@daemon.command(hidden=True)
+@click.option("--daemon-pid", type=int, required=True, help="The daemon whose secret proves the runner.")
+@state_dir_option
+@domain_errors
+def commands(daemon_pid: int, state_dir: Path | None) -> None:
+    """The daemon's command runner, on its stdin's pipe (what `run` starts beside itself)."""
+    from homeport.cli._command_runner import preload, serve_commands
+
+    paths = DaemonPaths.under(state_dir)
+    paths.prepare()
+    secret = InstanceRegistry(paths.directory.parent).owner_secret(daemon_pid)
+    if secret is None:
+        raise DaemonError(f"the daemon pid {daemon_pid} has no secret to prove its command runner with")
+    preload()
+    with _listening(paths.commands_socket) as sock:
+        serve_commands(sock, daemon_pid=daemon_pid, secret=secret)
+
+
+@contextlib.contextmanager
+def _command_runner(paths: DaemonPaths) -> Iterator[None]:
+    """`homeport daemon commands` beside this daemon, for as long as it runs: the runner stops when its
+    stdin's pipe closes, which the kernel does too when the daemon is killed."""
+    args = [sys.executable, "-m", "homeport", "daemon", "commands"]
+    args += ["--state-dir", str(paths.directory.parent), "--daemon-pid", str(os.getpid())]
+    with paths.log.open("ab") as sink:
+        runner = subprocess.Popen(args, cwd=paths.directory, stdin=subprocess.PIPE, stdout=sink, stderr=sink)
+    try:
+        yield
+    finally:
+        assert runner.stdin is not None
+        runner.stdin.close()
+        try:
+            runner.wait(timeout=STOP_DEADLINE_SECONDS)
+        except subprocess.TimeoutExpired:
+            runner.kill()
+            runner.wait()
 
 
 @contextlib.contextmanager

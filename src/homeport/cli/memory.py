@@ -30,6 +30,7 @@ from homeport.cli._compose import domain_errors, serve_settings, store_option, w
 from homeport.cli._output import workspace_line
 
 if TYPE_CHECKING:
+    from homeport.core.runtime import Runtime
     from homeport.core.settings import ServeSettings
     from homeport.workspace import Workspace
 
@@ -55,12 +56,22 @@ class ToolCall:
     def cwd(self) -> Path:
         return self.settings.cwd or Path.cwd()
 
-    def tool(self, name: str, /, *, confirm: Callable[[Workspace], None] | None = None, **arguments: Any) -> Result:
+    def tool(
+        self,
+        name: str,
+        /,
+        *,
+        confirm: Callable[[Workspace], None] | None = None,
+        here: Callable[[dict[str, Any], Runtime], dict[str, Any]] | None = None,
+        **arguments: Any,
+    ) -> Result:
         """Run the MCP tool `name` with `arguments` (its own argument names) and return what it returns.
 
         The workspace comes from --workspace / HOMEPORT_WORKSPACE, CLAUDE_PROJECT_DIR and the
         current directory, as `homeport serve` resolves it over stdio. `confirm(workspace)` runs
-        before anything is changed and may abort.
+        before anything is changed and may abort. `here(arguments, runtime)` gives the arguments to use
+        when the call is to be served in this process rather than by the daemon or another owner (a shell
+        command ends when it has answered: what a long-lived server keeps loaded, it must not load).
 
         Raises:
             HomeportError: resolution, a guard or the store refused it; `memory_tool` prints it as one line.
@@ -78,8 +89,13 @@ class ToolCall:
         runtime = build_runtime(self.settings)
         try:
             request = LocalRequest(agent=self.settings.agent, progress=self.progress)
+            pipeline = CallPipeline(runtime)
+            if here is not None:
+                inputs = request.inputs(None) if spec.takes_workspace else None
+                if pipeline.decide(spec, dict(arguments), request, inputs).to == "here":
+                    arguments = here(arguments, runtime)
             try:
-                result: Result = CallPipeline(runtime).call_blocking(spec, arguments, request, confirm=confirm)
+                result: Result = pipeline.call_blocking(spec, arguments, request, confirm=confirm)
             except OSError as exc:  # export/import files; the store translates its own errors
                 where = f"{exc.filename}: " if exc.filename else ""
                 raise click.ClickException(f"{where}{exc.strerror or exc}") from exc

@@ -122,7 +122,9 @@ def links(
     type=click.Choice(["auto", "words", "semantic"]),
     default="auto",
     show_default=True,
-    help="words: full text only; semantic: by meaning only (the semantic extra); auto: both, fused.",
+    help="words: full text only; semantic: by meaning only (the semantic extra); auto: both, fused, where the "
+    "daemon (or another owner) serves the search, and words only, said on stderr, where this command would "
+    "load the model itself.",
 )
 @click.option(
     "--in",
@@ -153,6 +155,7 @@ def search(
     """
     result = call.tool(
         "search",
+        here=_words_unless_asked,
         query=query,
         types=list(types) or None,
         tags_any=list(tags_any) or None,
@@ -179,6 +182,20 @@ def search(
         console.print(table)
 
     call.show(result, render)
+
+
+def _words_unless_asked(arguments: dict[str, Any], runtime: Any) -> dict[str, Any]:
+    """auto, served in this process: by words, said on stderr. Search by meaning would load its model here
+    (about 2 s and 300 MB) for one query and exit; the daemon keeps it loaded, and --mode semantic asks for it.
+    Without the extra or a model, auto is words anyway, and says why itself."""
+    if arguments.get("mode") != "auto" or runtime.semantic.unavailable() is not None:
+        return arguments
+    click.echo(
+        "homeport: searched by words only: search by meaning runs in `homeport daemon`, which keeps its model "
+        "loaded (`homeport daemon start`); `--mode semantic` loads it for this command",
+        err=True,
+    )
+    return {**arguments, "mode": "words"}
 
 
 @click.command()
