@@ -25,6 +25,82 @@ settings.register_profile("deep", max_examples=1000, **_SHARED_MACHINE)
 settings.load_profile(os.environ.get("HOMEPORT_HYPOTHESIS", "ci"))
 
 
+def _share_the_embedding_model() -> None:
+    """One loaded embedding model per test process, not one per runtime.
+
+    Every runtime a test builds (there are thousands) embeds what it writes on a background thread,
+    which loads the model first: about 0.15 s of CPU each time (an ONNX session over the same file),
+    and `Runtime.close()` waits for it. The model is read-only and `OnnxEmbedder` serialises its
+    tokenizer, so runtimes of one process can share it. Only a successful load is kept, per file and
+    its size and mtime: a missing extra or model still raises every time, a damaged file is still
+    tried, and `homeport.embedding.model.load_embedder` itself (tests/test_semantic_extra.py) is untouched.
+    """
+    import threading
+
+    from homeport.core import semantic
+    from homeport.embedding import model
+
+    loaded: dict[tuple[object, ...], Any] = {}
+    lock = threading.Lock()
+
+    def load_embedder(data_dir: Path | None) -> Any:
+        files = model.find_model(data_dir) if model.unavailable_reason(data_dir) is None else None
+        if files is None:
+            return model.load_embedder(data_dir)  # raises with the reason
+        try:
+            stats = [(p, p.stat().st_size, p.stat().st_mtime_ns) for p in (files.onnx, files.tokenizer)]
+        except OSError:
+            return model.load_embedder(data_dir)
+        key = (files.name, *stats)
+        with lock:
+            if key not in loaded:
+                loaded[key] = model.load_embedder(data_dir)
+            return loaded[key]
+
+    semantic.load_embedder = load_embedder  # type: ignore[assignment]
+
+
+_share_the_embedding_model()
+
+
+def _build_each_tool_schema_once() -> None:
+    """The SDK's tool for a catalog spec, built once per test process, then copied for each server.
+
+    `build_server` makes ~60 SDK tools from the catalog's specs: a pydantic model and its JSON schema
+    each, about 0.1 s of CPU per server, which was 60% of the CPU of tests/server (they build a
+    server per test). A tool depends only on its spec (the entry's signature, the same Parameter and
+    annotation objects every time, its name, description and hints), never on the runtime, so the
+    SDK's work is done once per signature and each server gets a copy: its own entry function and
+    its own `parameters` dict (which `_bind` edits), the same `fn_metadata` (immutable). A spec made
+    in a test with new objects is built afresh, as before.
+    """
+    import copy
+    import inspect
+
+    from homeport.server.mcp_tools import StrictTool
+
+    original = StrictTool.from_function.__func__  # type: ignore[attr-defined]
+    built: dict[tuple[object, ...], Any] = {}
+    alive: list[object] = []  # the annotations whose ids are in the keys, so no id is ever reused
+
+    def from_function(cls: type, fn: Any, **kwargs: Any) -> Any:
+        signature = inspect.signature(fn)
+        params = tuple((p.name, p.kind, id(p.annotation), repr(p.default)) for p in signature.parameters.values())
+        key = (cls, fn.__name__, params, id(signature.return_annotation), repr(sorted(kwargs.items())))
+        template = built.get(key)
+        if template is None:
+            tool = original(cls, fn, **kwargs)
+            alive.extend([*(p.annotation for p in signature.parameters.values()), signature.return_annotation])
+            built[key] = tool.model_copy(update={"parameters": copy.deepcopy(tool.parameters)})
+            return tool
+        return template.model_copy(update={"fn": fn, "parameters": copy.deepcopy(template.parameters)})
+
+    StrictTool.from_function = classmethod(from_function)  # type: ignore[method-assign,assignment]
+
+
+_build_each_tool_schema_once()
+
+
 # Running in parallel (pytest-xdist: `-n auto --dist loadgroup` in pyproject's addopts). Each worker is
 # a session of its own, so the session fixtures (the PostgreSQL and MariaDB databases under unique
 # names, the pgvector server on a free port) are per worker already. What workers could still share
