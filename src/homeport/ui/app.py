@@ -35,6 +35,7 @@ from homeport.errors import (
     SecretDetectedError,
     WorkspaceError,
 )
+from homeport.ui import tidy
 from homeport.ui.forms import CONTEXTS, correction, integer, item_address, required
 from homeport.ui.guard import COOKIE, DashboardGuard, Viewer
 from homeport.ui.page import SECURITY_HEADERS, Page
@@ -422,6 +423,11 @@ def build_dashboard(runtime: Runtime, bearer: BearerAuthBackend | None = None) -
             Route("/item", d.page(d.item)),
             Route("/search", d.page(d.search)),
             Route("/activity", d.page(d.activity)),
+            Route("/tidy", d.page(tidy.tidy_page)),
+            Route("/tidy/propose", d.page(tidy.propose, write=True), methods=["POST"]),
+            Route("/changeset", d.page(tidy.changeset_page)),
+            Route("/changeset/review", d.page(tidy.review, write=True), methods=["POST"]),
+            Route("/changeset/revert", d.page(tidy.revert, write=True), methods=["POST"]),
             Route("/edit", d.page(d.edit, write=True), methods=["POST"]),
             Route("/delete", d.page(d.confirm_delete)),
             Route("/delete", d.page(d.delete, write=True), methods=["POST"]),
