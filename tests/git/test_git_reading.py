@@ -161,3 +161,22 @@ def test_every_setting_that_runs_a_program_on_a_read_is_overridden():
     overridden = {setting.split("=", 1)[0] for setting in SAFE_CONFIG}
     assert {"core.fsmonitor", "core.hooksPath", "diff.external", "core.pager", "core.sshCommand"} <= overridden
     assert "protocol.allow" in overridden  # a partial clone's lazy fetch would use the network and core.sshCommand
+
+
+def test_asking_many_commits_at_once_gives_the_answers_asking_one_by_one_gives(tmp_path: Path, repo: Path):
+    main = git(repo, "rev-parse", "main")
+    commits = {main}
+    for n in range(4):
+        git(repo, "checkout", "-q", "-b", f"b{n}", "main")
+        commits.add(commit(repo, f"b{n}"))
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "b1", "-m", "merge b1")
+    tip = git(repo, "rev-parse", "main")
+    unknown = "0" * 40
+    batch, single = Facts(repo / ".git"), Facts(repo / ".git")
+    batch.prefetch({*commits, unknown}, {tip, main})
+    for c in commits:
+        for d in (tip, main):
+            assert batch.is_ancestor(c, d) == single.is_ancestor(c, d), (c, d)
+    assert batch.has_commit(unknown) is False and single.has_commit(unknown) is False
+    assert sum(batch.is_ancestor(c, tip) for c in commits) == 2  # main's first commit and b1

@@ -167,9 +167,7 @@ def scope_new_item(conn: Connection, item_type: str, item_id: int) -> None:
     repo = place.repository()
     if location is None or repo is None or location.on_default_branch:
         return
-    default_tip = (
-        refs.resolve(repo, f"refs/heads/{location.default_branch}") if location.default_branch is not None else None
-    )
+    default_tip = refs.branch_tip(repo, location.default_branch) if location.default_branch is not None else None
     already_on_default = (
         location.commit is not None
         and default_tip is not None
@@ -352,6 +350,8 @@ class _StoreCache:
         if found is not None:
             return found
         facts = facts_for(repo.common_dir)
+        works = {o.commit for o in origins.values() if o.commit} | {t for _, t in view.tips if t}
+        facts.prefetch(works, {c for c in (view.default_tip, view.commit) if c})
         verdicts: Verdicts = {}
         for (item_type, item_id), origin in origins.items():
             reason = hidden_because(origin, view, facts)
