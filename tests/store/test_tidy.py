@@ -224,3 +224,18 @@ def test_revert_is_refused_while_a_later_changeset_holds_the_items_and_works_in_
         assert not lifecycle.hidden_keys(conn)
     with pytest.raises(InvalidItemError, match="is reverted; only an applied changeset"):
         tidy.revert_changeset(store, first["id"])
+
+
+def test_an_import_that_replaces_the_memory_forgets_the_replaced_items_states_and_changesets(store, tmp_path):
+    from homeport.store.transfer import export_memory, import_memory
+
+    filler(store)
+    a, _b = dup_pair(store)
+    export_memory(store, tmp_path, output_dir="before")
+    cs = tidy.propose_cleanup(store, kinds=["duplicate"])
+    tidy.apply_changeset(store, cs["id"])
+    import_memory(store, tmp_path, input_dir="before", mode="replace")
+    with store.read() as conn:
+        assert lifecycle.hidden_keys(conn) == set()  # the imported decision with a's id is not archived
+    assert tidy.list_changesets(store) == []
+    assert a["id"] in {d["id"] for d in decisions.get_decisions(store, limit=100)}

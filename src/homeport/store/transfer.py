@@ -46,11 +46,13 @@ from homeport.store.links import insert_link
 from homeport.store.patterns import upsert_system_pattern
 from homeport.store.progress import find_cycle, insert_progress, overwrite_progress
 from homeport.store.schema import (
+    changesets,
     context_history,
     contexts,
     custom_data,
     decisions,
     item_branches,
+    item_states,
     item_tags,
     item_uids,
     item_versions,
@@ -205,6 +207,8 @@ def _empty(conn: Connection) -> None:
         item_writers,
         item_versions,
         item_branches,  # the replaced items' branches: an imported item with the same id is seen everywhere
+        item_states,  # archived, superseded, expiring: of the replaced items, not of imported ones with their ids
+        changesets,  # what they hold and would revert names the replaced items
         context_history,
         contexts,
         custom_data,
