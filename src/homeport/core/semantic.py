@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from homeport.embedding.model import Embedder, load_embedder, unavailable_reason
+from homeport.embedding.model import Embedder, find_model, load_embedder, unavailable_reason
 from homeport.errors import SemanticSearchUnavailableError
 from homeport.store import Store, branches
 from homeport.store import search as word_search
@@ -60,6 +60,11 @@ class SemanticSearch:
                     self._embedder = load_embedder(self._data_dir)
         return self._embedder
 
+    def model_name(self) -> str | None:
+        """The name this process's model gives its vectors, found without loading it (None: no model)."""
+        files = find_model(self._data_dir) if self.unavailable() is None else None
+        return files.name if files is not None else None
+
     def notice(self, store: Store, *, wrote: bool) -> None:
         """After a call used `store`: queue its pending items on a write or on the first call to it.
 
@@ -78,7 +83,7 @@ class SemanticSearch:
                 if self._indexer is None:
                     from homeport.embedding.indexer import VectorIndexer
 
-                    self._indexer = VectorIndexer(self.embedder)
+                    self._indexer = VectorIndexer(self.embedder, model_name=self.model_name)
         self._indexer.notice(store)
 
     def drain(self, timeout: float = 60.0) -> bool:

@@ -5,6 +5,11 @@ bounded queue, nothing more. The thread then takes that store's pending items in
 them and saves the vectors (`homeport.store.vectors.save_vectors` drops any whose item changed
 meanwhile). What is pending is read from the store each time, never kept in memory: a full queue
 or a crash only delays vectors, and the next notice finds every pending item again.
+
+The model is loaded only for an item to embed (or by the first search by meaning): a store with
+nothing pending costs the thread one query, under the model's name, which is known without loading
+it. A server's first calls therefore never share the machine with the model's loading unless there
+is something to embed, and then only after a quiet moment (QUIET_S after the call that noticed it).
 """
 
 from __future__ import annotations
@@ -40,8 +45,16 @@ MAX_WAIT_S = 1.0
 class VectorIndexer:
     """Embeds pending items of the stores it is told about, on one daemon thread started on first notice."""
 
-    def __init__(self, embedder: Callable[[], Embedder], *, queue_size: int = 256) -> None:
+    def __init__(
+        self,
+        embedder: Callable[[], Embedder],
+        *,
+        queue_size: int = 256,
+        model_name: Callable[[], str | None] | None = None,
+    ) -> None:
         self._load_embedder = embedder
+        # The name the model's vectors carry, without loading it (None: unknown, then load to find out).
+        self._model_name = model_name
         self._queue: queue.Queue[Store | None] = queue.Queue(maxsize=queue_size)
         self._queued: set[Path] = set()
         self._lock = threading.Lock()
@@ -58,6 +71,7 @@ class VectorIndexer:
         """Have `store`'s pending items embedded soon. Never blocks; a full queue drops the notice."""
         if self.failure is not None or self._stopping.is_set():
             return
+        self.touch()  # the call that noticed the store is still being answered
         with self._lock:
             if store.path in self._queued:
                 return
@@ -98,6 +112,8 @@ class VectorIndexer:
                 if self._stopping.is_set() or self.failure is not None:
                     continue
                 if embedder is None:
+                    if not self._has_pending(store):
+                        continue  # nothing to embed: the model stays unloaded until a search needs it
                     self._wait_for_quiet()
                     embedder = self._load_embedder()
                 self._index(store, embedder)
@@ -113,6 +129,10 @@ class VectorIndexer:
             finally:
                 self._queue.task_done()
         self._queue.task_done()
+
+    def _has_pending(self, store: Store) -> bool:
+        name = self._model_name() if self._model_name is not None else None
+        return name is None or bool(pending_items(store, name, limit=1))
 
     def _wait_for_quiet(self) -> None:
         deadline = time.monotonic() + MAX_WAIT_S
