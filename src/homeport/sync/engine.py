@@ -32,9 +32,10 @@ from homeport.secret_scan import find_secrets
 from homeport.store._common import now
 from homeport.store.database import Store
 from homeport.store.schema import sync_conflicts, sync_items, sync_state
+from homeport.store.uids import new_uid
 from homeport.sync.clock import HybridClock, stamp_millis
 from homeport.sync.document import Doc, decode, encode, max_clock, merge, record_local
-from homeport.sync.items import Local, apply_docs, doc_path, read_local, versions_of
+from homeport.sync.items import Local, apply_docs, deleted_unsynced, doc_path, last_view, read_local, versions_of
 from homeport.sync.repository import Repository, find_repository
 
 __all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "sync_memory"]
@@ -248,8 +249,9 @@ class _Sync:
                 item = ids.get(key)
                 if item is not None and item in after.views:
                     rows.append((key, doc["type"], item[1], after.digests[item], _clocks(doc)))
-                else:
-                    rows.append((key, doc["type"], None, "", _clocks(doc)))
+                else:  # a tombstone: the id it had here, if any, so its versions stay its own
+                    gone = applied.removed.get(key) or _known_id(before, key)
+                    rows.append((key, doc["type"], gone, "", _clocks(doc)))
             _save_rows(conn, rows)
             self._record_conflicts(conn, by_key, ids)
             _set_state(conn, "clock", clock.last)
@@ -303,8 +305,12 @@ def _exported_files(
         if known is None or (known.item_type, known.item_id) != present or known.digest != local.digests[present]:
             changed.append((key, present[0], present, present[1]))
     for known in local.known.values():
-        if known.item_id is not None and (known.item_type, known.item_id) not in local.views:
-            changed.append((known.doc, known.item_type, None, known.item_id))
+        if known.digest and known.item_id is not None and (known.item_type, known.item_id) not in local.views:
+            changed.append((known.doc, known.item_type, None, known.item_id))  # deleted here since
+    orphans, mark = deleted_unsynced(conn, local, _get_state(conn, "deleted since") or "")
+    for gone_type, gone_id in orphans:  # created and deleted between two syncs
+        changed.append((new_uid(), gone_type, None, gone_id))
+    _set_state(conn, "deleted since", mark)
     if not changed:
         return {}, []
     tree = repo.tree_of(head)
@@ -330,14 +336,22 @@ def _exported_files(
             doc = record_local(prev, item_type, key, view, tick)
             rows.append((key, item_type, item[1], local.digests[item], _clocks(doc)))
         else:
+            history = versions_of(conn, item_type, item_id) if item_id is not None else {}
+            if prev is None:  # never exported: its last fields, so the file says what was deleted
+                prev = record_local(None, item_type, key, last_view(item_type, history), clock.tick)
             doc = record_local(prev, item_type, key, None, clock.tick)
-            if item_id is not None:
-                doc["versions"].update(versions_of(conn, item_type, item_id))
-            rows.append((key, item_type, None, "", _clocks(doc)))
+            _refuse_secrets(item_type, item_id or 0, key, {"fields": {}, "versions": history})
+            doc["versions"].update(history)
+            rows.append((key, item_type, item_id, "", _clocks(doc)))
         body = encode(doc)
         if body != before:
             files[path] = body
     return files, rows
+
+
+def _known_id(local: Local, key: str) -> int | None:
+    row = local.known.get(key)
+    return row.item_id if row is not None else None
 
 
 def _refuse_secrets(item_type: str, item_id: int, key: str, view: dict[str, Any]) -> None:

@@ -50,7 +50,18 @@ from homeport.store.uids import assign_uid, new_uid
 from homeport.store.versions import read_versions
 from homeport.sync.document import Doc, alive, live_links, live_tags
 
-__all__ = ["ITEM_ORDER", "Applied", "Known", "Local", "apply_docs", "doc_path", "read_local", "versions_of"]
+__all__ = [
+    "ITEM_ORDER",
+    "Applied",
+    "Known",
+    "Local",
+    "apply_docs",
+    "deleted_unsynced",
+    "doc_path",
+    "last_view",
+    "read_local",
+    "versions_of",
+]
 
 _TABLES = {"decision": decisions, "progress": progress, "system_pattern": system_patterns, "custom_data": custom_data}
 _FIELDS = {
@@ -199,6 +210,43 @@ def versions_of(conn: Connection, item_type: str, item_id: int) -> dict[str, dic
     return out
 
 
+def deleted_unsynced(conn: Connection, local: Local, since: str) -> tuple[list[Item], str]:
+    """Items created and deleted since the last sync (their delete written after `since`, their id unknown to
+    the sync): only their versions remain, and they travel too. Returns them and the new `since`.
+
+    `since` rather than "every deleted id the sync does not know": an item deleted here and brought back by a
+    newer edit elsewhere is written again under a new id, and its old id must not look unsynced.
+    """
+    known = {(k.item_type, k.item_id) for k in local.known.values()}
+    c = item_versions.c
+    rows = list(
+        conn.execute(select(c.item_type, c.item_id, c.written_at).where(c.deleted.is_(True), c.written_at > since))
+    )
+    mark = max((r.written_at for r in rows), default=since)
+    found = sorted({(t, i) for t, i, _ in rows if (t, i) not in known and (t, i) not in local.views})
+    return found, mark
+
+
+def last_view(item_type: str, history: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A view of an item that no longer exists, from its newest version."""
+    empty: dict[str, Any] = {"fields": {}, "at": None}
+    newest: dict[str, Any] = max(history.values(), key=lambda v: str(v["at"]), default=empty)
+    fields: dict[str, Any] = dict(newest["fields"])
+    tags = fields.pop("tags", None)
+    fields.pop("parent_id", None)
+    if item_type == "progress":
+        fields["parent"] = None
+    return {
+        "uid": None,
+        "fields": {name: fields.get(name) for name in _FIELDS[item_type]},
+        "tags": tags if item_type in _TAGGED else None,
+        "links": {},
+        "versions": {},
+        "created_at": newest["at"],
+        "updated_at": newest["at"],
+    }
+
+
 # -- applying files to the store ---------------------------------------------------------------------------
 
 
@@ -207,6 +255,7 @@ class Applied:
     """What applying files changed in the store: items written and removed, links skipped."""
 
     items: dict[str, Item | None] = field(default_factory=dict)  # file key -> the store's item (None: deleted)
+    removed: dict[str, int] = field(default_factory=dict)  # file key -> the id of the item a tombstone removed
     skipped: list[str] = field(default_factory=list)
 
 
@@ -223,6 +272,7 @@ def apply_docs(conn: Connection, local: Local, docs: dict[str, Doc]) -> Applied:
         if not alive(doc):
             if item is not None:
                 _remove(conn, item)
+                result.removed[key] = item[1]
             ids[key] = None
             continue
         ids[key] = _write(conn, item, doc)

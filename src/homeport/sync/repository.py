@@ -133,12 +133,11 @@ class Repository:
     ) -> str:
         """Commit `files` (path -> content) over the first parent's tree to `ref`; returns the commit.
 
-        `expected` is the ref's current value (None: it must not exist), so a concurrent writer makes this
-        fail instead of being overwritten.
+        `expected` is the ref's current value as the caller read it under the sync's lock (None: no ref yet).
         """
         stamp = f"{int(time.time())} +0000".encode()
         msg = message.encode()
-        parts = [b"feature done\n", f"commit {ref}\n".encode()]
+        parts = [b"feature done\n", f"commit {ref}\n".encode(), b"mark :1\n"]
         parts.append(b"committer " + _COMMITTER + b" " + stamp + b"\n")
         parts.append(b"data %d\n%s\n" % (len(msg), msg))
         if parents:
@@ -150,19 +149,11 @@ class Repository:
             parts.append(b"data %d\n" % len(body))
             parts.append(body)
             parts.append(b"\n")
-        parts.append(b"done\n")
-        # fast-import writes the ref itself; check it did not move under us first, and write to a scratch
-        # ref so that the final update is one compare-and-swap.
-        scratch = f"refs/homeport/tmp/{time.time_ns()}"
-        parts[1] = f"commit {scratch}\n".encode()
-        self.run("fast-import", "--quiet", "--done", input=b"".join(parts))
-        new = self.resolve(scratch)
-        assert new is not None
-        try:
-            self.update_ref(ref, new, expected)
-        finally:
-            self.run("update-ref", "-d", scratch, check=False)
-        return new
+        parts.append(b"get-mark :1\ndone\n")
+        # fast-import moves the ref only forward (no --force: it fails otherwise), and the sync's lock keeps
+        # other syncs of this repository out, so the ref is still `expected` when it writes.
+        out = self.run("fast-import", "--quiet", "--done", input=b"".join(parts)).stdout
+        return out.decode().split()[-1]
 
     def update_ref(self, ref: str, new: str, expected: str | None) -> None:
         self.run("update-ref", "-m", "homeport sync", ref, new, expected or ZERO)
