@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 from homeport.git.command import GitError, git
@@ -98,7 +99,7 @@ class Facts:
         out = self._out("patch-id", "--stable", input_text=diff)
         return {line.split()[0] for line in out.splitlines() if line.strip()}
 
-    def _memo(self, key: tuple[str, ...], compute) -> bool:  # type: ignore[no-untyped-def]
+    def _memo(self, key: tuple[str, ...], compute: Callable[[], bool]) -> bool:
         with self._lock:
             if key in self._answers:
                 self._answers.move_to_end(key)

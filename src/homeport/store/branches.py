@@ -80,7 +80,8 @@ class Place:
     def repository(self) -> Repository | None:
         if self._repo is _UNSET:
             self._repo = refs.find_repository(self.root) if self.root is not None else None
-        return self._repo
+        repo: Repository | None = self._repo
+        return repo
 
     def location(self) -> Location | None:
         """The branch, HEAD commit and default branch at the call's start (None: not a git work tree)."""
@@ -92,7 +93,8 @@ class Place:
                 head = refs.read_head(repo)
                 default = refs.default_branch(repo, head) or _configured_default(repo.worktree)
                 self._location = Location(head.branch, head.commit, str(repo.worktree), default)
-        return self._location
+        location: Location | None = self._location
+        return location
 
     @property
     def hidden_on_other_branches(self) -> int:
@@ -216,9 +218,8 @@ def promote(store: Store, branch: str) -> dict[str, Any]:
         promoted = conn.execute(
             update(item_branches).where(c.branch == branch, c.promoted_at.is_(None)).values(promoted_at=now())
         ).rowcount
-        counts = dict(
-            conn.execute(select(c.item_type, func.count()).where(c.branch == branch).group_by(c.item_type)).all()
-        )
+        found = conn.execute(select(c.item_type, func.count()).where(c.branch == branch).group_by(c.item_type))
+        counts: dict[str, int] = {str(item_type): int(n) for item_type, n in found}
     return {
         "branch": branch,
         "promoted": int(promoted or 0),
@@ -258,9 +259,9 @@ def without_hidden(
         return hits if limit is None else hits[:limit]
     kept = []
     for hit in hits:
-        key = (hit.get("type"), hit.get("id"))
+        key = (str(hit.get("type")), int(hit.get("id") or 0))
         if key in hidden_items:
-            _count(key, hidden_items[key])  # type: ignore[arg-type]
+            _count(key, hidden_items[key])
         else:
             kept.append(hit)
     return kept if limit is None else kept[:limit]
