@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, or_, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, or_, select
 
 from homeport.errors import InvalidItemError
 from homeport.store._common import now, row_dict, utc_stamp
-from homeport.store.database import Store
+from homeport.store.database import Prepared, Store
 from homeport.store.items import CONTEXT_TYPES, check_type, require_item
 from homeport.store.schema import custom_data, decisions, item_states, progress, system_patterns
 
@@ -47,16 +47,17 @@ TABLES = {"decision": decisions, "progress": progress, "system_pattern": system_
 _c = item_states.c
 
 
-def _hidden_clause(at: str) -> Any:
-    return or_(_c.archived.is_(True), _c.superseded_type.is_not(None), _c.valid_until <= at)
-
-
 def hidden_keys(conn: Connection, item_type: str | None = None, *, at: str | None = None) -> set[tuple[str, int]]:
     """(type, id) of every hidden item (of one type): archived, superseded, or expired at `at` (now)."""
-    stmt = select(_c.item_type, _c.item_id).where(_hidden_clause(at or now()))
-    if item_type is not None:
-        stmt = stmt.where(_c.item_type == item_type)
-    return {(r.item_type, r.item_id) for r in conn.execute(stmt)}
+    params = {"at": at or now()}
+    rows = _HIDDEN.run(conn, params) if item_type is None else _HIDDEN_OF_TYPE.run(conn, {**params, "t": item_type})
+    return {(t, int(i)) for t, i in rows}
+
+
+# Prepared once: every listing and search asks it (a Core select compiled per call cost 4x the listing).
+_HIDDEN_WHERE = or_(_c.archived.is_(True), _c.superseded_type.is_not(None), _c.valid_until <= bindparam("at"))
+_HIDDEN = Prepared(select(_c.item_type, _c.item_id).where(_HIDDEN_WHERE))
+_HIDDEN_OF_TYPE = Prepared(select(_c.item_type, _c.item_id).where(_HIDDEN_WHERE, _c.item_type == bindparam("t")))
 
 
 def hidden_of(store: Store | None, item_type: str | None = None) -> set[tuple[str, int]]:
