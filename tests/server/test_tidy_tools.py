@@ -104,3 +104,20 @@ async def test_logging_a_decision_that_exists_already_names_it_and_merges_nothin
         assert "duplicate_of" not in near  # another object: a near-miss, not the same decision
         listed = await call(c, "get_decisions", workspace=ws)
         assert len(listed["decisions"]) == 4
+
+
+@pytest.mark.postgres
+async def test_propose_apply_and_revert_over_mcp_on_a_postgresql_store(server_factory, projects, store_postgres_url):
+    ws = str(projects["alpha"])
+    async with Client(server_factory(store_url=store_postgres_url)) as c:
+        a, b = await seed(c, ws)
+        cs = await call(c, "propose_cleanup", kinds=["duplicate"], workspace=ws)
+        await call(c, "apply_changeset", changeset_id=cs["id"], workspace=ws)
+        listed = await call(c, "get_decisions", limit=100, workspace=ws)
+        assert listed["hidden_expired"] == 1 and a["id"] not in {d["id"] for d in listed["decisions"]}
+        found = await call(c, "search", query="SQLite WAL", mode="words", workspace=ws)
+        assert [h["id"] for h in found["results"]] == [b["id"]]
+        reverted = await call(c, "revert_changeset", changeset_id=cs["id"], workspace=ws)
+        assert reverted["status"] == "reverted"
+        listed = await call(c, "get_decisions", limit=100, workspace=ws)
+        assert "hidden_expired" not in listed
