@@ -243,7 +243,7 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.argument("client", type=click.Choice(["claude-code"]))
+@click.argument("client", type=click.Choice(["claude-code", "git"]))
 @_SCOPE
 @click.option("--task", default=DEFAULT_TASK, show_default=True, help="What the context is chosen for.")
 @click.option(
@@ -261,11 +261,33 @@ def install(client: str, scope: str, task: str, budget: int, dry_run: bool) -> N
     hook, never adds a second) and the previous file is kept as settings.json.bak.
 
     \b
+    `git` instead adds post-commit and post-merge hooks to this clone that run `homeport sync` in the
+    background after every commit, merge and pull (`homeport sync --help`).
+
+    \b
     Example: homeport hooks install claude-code --scope project --budget 1500
+    Example: homeport hooks install git
     """
     from homeport.cli._compose import domain_errors
 
+    if client == "git":
+        _install_git(dry_run)
+        return
     domain_errors(_install)(scope, task, budget, dry_run)
+
+
+def _install_git(dry_run: bool) -> None:
+    from homeport.cli.git_hooks import install_git_hooks
+
+    executable = homeport_executable()
+    if executable is None:
+        raise click.ClickException("cannot find the homeport executable of this installation; see `homeport setup`")
+    paths = install_git_hooks(executable, Path.cwd(), dry_run)
+    verb = "would add" if dry_run else "added"
+    if not paths:
+        click.echo("the sync hooks are already installed in this clone")
+    for path in paths:
+        click.echo(f"{verb} the sync hook to {path}")
 
 
 def _install(scope: str, task: str, budget: int, dry_run: bool) -> None:
@@ -294,7 +316,7 @@ def _install(scope: str, task: str, budget: int, dry_run: bool) -> None:
 
 
 @hooks.command("uninstall")
-@click.argument("client", type=click.Choice(["claude-code"]))
+@click.argument("client", type=click.Choice(["claude-code", "git"]))
 @_SCOPE
 @_DRY_RUN
 def uninstall(client: str, scope: str, dry_run: bool) -> None:
@@ -305,6 +327,12 @@ def uninstall(client: str, scope: str, dry_run: bool) -> None:
     """
     from homeport.cli._compose import domain_errors
 
+    if client == "git":
+        from homeport.cli.git_hooks import uninstall_git_hooks
+
+        for path in uninstall_git_hooks(Path.cwd(), dry_run):
+            click.echo(f"{'would remove' if dry_run else 'removed'} the sync hook from {path}")
+        return
     domain_errors(_uninstall)(scope, dry_run)
 
 
