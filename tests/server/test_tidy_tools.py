@@ -121,3 +121,31 @@ async def test_propose_apply_and_revert_over_mcp_on_a_postgresql_store(server_fa
         assert reverted["status"] == "reverted"
         listed = await call(c, "get_decisions", limit=100, workspace=ws)
         assert "hidden_expired" not in listed
+
+
+async def test_an_item_citing_code_that_changed_is_proposed_stale_for_review(server_factory, projects):
+    import subprocess
+
+    root = projects["alpha"]
+    (root / ".git").rmdir()
+    (root / "billing.py").write_text("def charge(amount):\n    return round(amount, 2)\n\n\ndef refund():\n    pass\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "first"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=root, check=True, capture_output=True
+        )
+    ws = str(root)
+    async with Client(server_factory()) as c:
+        d = await call(
+            c,
+            "log_decision",
+            summary="Charges round to cents",
+            cites=[{"path": "billing.py", "lines": "1-2"}],
+            workspace=ws,
+        )
+        (root / "billing.py").write_text("def charge(amount):\n    return int(amount * 100)\n\n\ndef refund():\n")
+        cs = await call(c, "propose_cleanup", kinds=["stale"], workspace=ws)
+    [entry] = cs["entries"]
+    assert entry["kind"] == "stale" and entry["items"][0]["id"] == d["id"] and entry["accepted"] is False
+    assert entry["evidence"]["citation_status"] == "changed"
+    assert entry["evidence"]["citations"][0]["path"] == "billing.py"
+    assert entry["operations"] == [{"op": "archive", "item": {"type": "decision", "id": d["id"]}}]

@@ -39,7 +39,7 @@ from homeport.store.links import insert_link
 from homeport.store.provenance import current_writer
 from homeport.store.schema import changesets, links
 from homeport.store.tags import set_tags, tags_of
-from homeport.store.tidy_proposals import KINDS, SUPERSEDING, find_entries
+from homeport.store.tidy_proposals import KINDS, SUPERSEDING, cited_stale_entries, find_entries
 
 __all__ = [
     "GUARD_SHARE",
@@ -65,8 +65,13 @@ def propose_cleanup(
     scope: str | None = None,
     kinds: Sequence[str] | None = None,
     stale_days: int = 90,
+    stale_citations: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """Find duplicates, contradictions, superseded and stale items; store them as a proposed changeset.
+
+    `stale_citations`: items whose citations to code are changed or missing (`{type, id, title,
+    citation_status, citations}`, checked against the work tree by the caller); each becomes a stale
+    entry with an archive operation left for the reviewer to accept.
 
     Raises:
         InvalidItemError: an unknown scope or kind, or stale_days below 1.
@@ -81,6 +86,8 @@ def propose_cleanup(
         raise InvalidItemError(f"stale_days {stale_days} is below 1; pass how many days untouched make an entry stale")
     with store.write() as conn:
         entries = find_entries(conn, scope=scope, kinds=wanted, stale_days=stale_days)
+        if "stale" in wanted:
+            entries += cited_stale_entries(stale_citations, {k for e in entries for k in _keys_of([e])}, scope)
         for number, entry in enumerate(entries, start=1):
             entry["id"] = number
         hashes = {_name(k): item_hash(conn, k) for k in _keys_of(entries, every=True)}

@@ -32,7 +32,16 @@ from homeport.store.tidy_signals import (
     verdict,
 )
 
-__all__ = ["DONE_STATUSES", "KINDS", "SUPERSEDING", "find_entries", "item_text", "near_duplicate", "title_of"]
+__all__ = [
+    "DONE_STATUSES",
+    "KINDS",
+    "SUPERSEDING",
+    "cited_stale_entries",
+    "find_entries",
+    "item_text",
+    "near_duplicate",
+    "title_of",
+]
 
 KINDS = ("duplicate", "contradiction", "superseded", "stale")
 # Link relationships that say one item replaces another: (relationship, the replaced end).
@@ -294,3 +303,34 @@ def near_duplicate(store: Store, item_type: str, item: dict[str, Any]) -> dict[s
         return None
     _, row, evidence = best
     return {"type": item_type, "id": row["id"], "title": title_of(item_type, row), "evidence": evidence}
+
+
+def cited_stale_entries(
+    cited: Sequence[dict[str, Any]], taken: set[tuple[str, int]], scope: str | None
+) -> list[dict[str, Any]]:
+    """Stale entries for items whose citations to code are changed or missing: the code they describe moved
+    on. The archive they carry is left unaccepted: the item may only need its citation confirmed."""
+    out = []
+    for item in cited:
+        key = (item["type"], item["id"])
+        if item["type"] not in TIDY_TYPES or key in taken or scope not in (None, "all", item["type"]):
+            continue
+        if item.get("citation_status") not in ("changed", "missing"):
+            continue
+        places = [
+            {k: c.get(k) for k in ("path", "lines", "symbol", "status") if c.get(k) is not None}
+            for c in item.get("citations", [])
+            if c.get("status") in ("changed", "missing")
+        ]
+        out.append(
+            {
+                "kind": "stale",
+                "reason": f"{item['type']} {item['id']} cites code that is now {item['citation_status']}; read it "
+                "again, then confirm its citations (confirm_citations) or accept this archive",
+                "evidence": {"citation_status": item["citation_status"], "citations": places},
+                "items": [{"type": item["type"], "id": item["id"], "title": item.get("title")}],
+                "operations": [{"op": "archive", "item": {"type": item["type"], "id": item["id"]}}],
+                "accepted": False,
+            }
+        )
+    return out

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from homeport.core import citing
 from homeport.core.catalog import CATALOG, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.core.pipeline import Call
 from homeport.core.tools.memory import IdArg, Json
@@ -32,8 +33,9 @@ ForceArg = Annotated[bool, Field(description="Go past the guard (pinned items, o
     "memory",
     WRITE,
     "Propose a cleanup of the memory: near-duplicates (merge), contradictions (for you to decide), items "
-    "linked superseded_by (supersede) and progress untouched for stale_days (archive). Each entry has a reason "
-    "and evidence. Nothing changes until apply_changeset; review and amend_changeset first.",
+    "linked superseded_by (supersede), progress untouched for stale_days and items citing changed or missing "
+    "code (archive). Each entry has a reason and evidence. Nothing changes until apply_changeset; review "
+    "and amend_changeset first.",
 )
 def propose_cleanup(
     call: Call,
@@ -41,7 +43,12 @@ def propose_cleanup(
     kinds: Annotated[list[Kind] | None, Field(description="What to look for; omit for all four.")] = None,
     stale_days: Annotated[int, Field(ge=1, le=3650, description="Days untouched that make progress stale.")] = 90,
 ) -> Json:
-    return tidy.propose_cleanup(call.require_store(), scope=scope, kinds=kinds, stale_days=stale_days)
+    store = call.require_store()
+    cited: list[dict[str, Any]] = []
+    if kinds is None or "stale" in kinds:
+        # citations are checked against the project's files here, where the work tree is known
+        cited = [i for i in citing.verify(call)["items"] if i["citation_status"] in ("changed", "missing")]
+    return tidy.propose_cleanup(store, scope=scope, kinds=kinds, stale_days=stale_days, stale_citations=cited)
 
 
 @CATALOG.tool(
