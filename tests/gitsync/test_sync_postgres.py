@@ -1,0 +1,52 @@
+"""A SQLite store and a PostgreSQL store (a team server's) converge through the same ref."""
+
+from __future__ import annotations
+
+import pytest
+
+from homeport.store import decisions, links, patterns, progress
+from homeport.sync import open_conflicts, sync_memory
+
+from ._repos import git
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def postgres_store(store_postgres_url):
+    from homeport.store.postgres import PostgresStores
+
+    stores = PostgresStores(store_postgres_url)
+    yield lambda key: stores.get(key, create=True)
+    stores.close()
+
+
+def test_sqlite_and_postgresql_stores_converge_and_report_conflicts(clone, tmp_path, remote, postgres_store):
+    a, lite = clone("a")
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(remote), str(b))
+    pg = postgres_store(str(b))
+
+    d = decisions.log_decision(lite, "one memory, two backends", rationale="sqlite here", tags=["sync"])
+    p = patterns.log_system_pattern(lite, "Hidden ref", "the memory lives on refs/homeport/memory")
+    links.link_items(lite, "decision", d["id"], "system_pattern", p["id"], "documented_by")
+    sync_memory(lite, a)
+    sync_memory(pg, b)
+
+    (got,) = decisions.get_decisions(pg)
+    assert (got["summary"], got["tags"]) == ("one memory, two backends", ["sync"])
+    assert [x["relationship"] for x in links.get_linked_items(pg, "decision", got["id"])] == ["documented_by"]
+
+    decisions.update_decision(pg, got["id"], rationale="postgresql there")
+    decisions.update_decision(lite, d["id"], rationale="sqlite, edited concurrently")
+    progress.log_progress(pg, "DONE", "written on the team server")
+    sync_memory(pg, b)
+    sync_memory(lite, a)
+    sync_memory(pg, b)
+
+    for store in (lite, pg):
+        (item,) = decisions.get_decisions(store)
+        assert item["rationale"] == "sqlite, edited concurrently"  # the later edit
+        assert [x["description"] for x in progress.get_progress(store)] == ["written on the team server"]
+        assert open_conflicts(store)["count"] == 1
+    assert git(a, "rev-parse", "refs/homeport/memory^{tree}") == git(b, "rev-parse", "refs/homeport/memory^{tree}")
