@@ -180,3 +180,30 @@ def test_asking_many_commits_at_once_gives_the_answers_asking_one_by_one_gives(t
             assert batch.is_ancestor(c, d) == single.is_ancestor(c, d), (c, d)
     assert batch.has_commit(unknown) is False and single.has_commit(unknown) is False
     assert sum(batch.is_ancestor(c, tip) for c in commits) == 2  # main's first commit and b1
+
+
+def test_a_squash_found_after_the_default_branch_moved_on_stays_found(repo: Path):
+    git(repo, "checkout", "-q", "-b", "feat")
+    commit(repo, "f1")
+    work = commit(repo, "f2")
+    git(repo, "checkout", "-q", "main")
+    facts = Facts(repo / ".git")
+    assert not facts.patches_on(work, commit(repo, "m1"))  # remembers what main had then
+    git(repo, "merge", "-q", "--squash", "feat")
+    git(repo, "commit", "-q", "-m", "feat squashed")
+    squashed = git(repo, "rev-parse", "HEAD")
+    assert facts.patches_on(work, squashed)  # only main's new commits were read
+    assert facts.patches_on(work, commit(repo, "m2"))
+    assert Facts(repo / ".git").patches_on(work, git(repo, "rev-parse", "HEAD"))  # the same, asked afresh
+
+
+def test_a_rebase_merged_in_two_pulls_is_found_when_its_last_commit_arrives(repo: Path):
+    git(repo, "checkout", "-q", "-b", "feat")
+    first = commit(repo, "f1")
+    work = commit(repo, "f2")
+    git(repo, "checkout", "-q", "main")
+    facts = Facts(repo / ".git")
+    git(repo, "cherry-pick", first)
+    assert not facts.patches_on(work, git(repo, "rev-parse", "HEAD"))  # half of it
+    git(repo, "cherry-pick", work)
+    assert facts.patches_on(work, git(repo, "rev-parse", "HEAD"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from homeport.git.command import GitError, git
@@ -21,12 +22,26 @@ __all__ = ["Facts", "facts_for"]
 _MAX_ANSWERS = 20_000
 
 
+@dataclass
+class _Progress:
+    """What of a branch's work the default branch had when last asked (at `into`)."""
+
+    into: str
+    whole: set[str]  # the patch-id of the whole diff from the fork to the work (a squash has it)
+    unmatched: set[str]  # the patch-ids of the branch's own commits not yet seen on the default branch
+    had_own: bool  # the branch had commits of its own (else "all matched" proves nothing)
+    squashed: bool = False  # a commit with `whole`'s patch-id was seen
+
+
 class Facts:
     """One repository's fixed facts about its commits (any of its work trees may ask)."""
 
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = git_dir  # git runs in the shared git directory: no work tree, nothing of it read
         self._answers: OrderedDict[tuple[str, ...], bool] = OrderedDict()
+        self._patch_of: dict[str, str | None] = {}  # commit: its patch-id
+        self._ranges: dict[tuple[str, str], list[str]] = {}  # (old, new): new's commits after old
+        self._progress: dict[str, _Progress] = {}  # a branch commit: what of it the default branch has
         self._lock = threading.Lock()
 
     def has_commit(self, commit: str) -> bool:
@@ -71,33 +86,88 @@ class Facts:
         """Whether the work of `commit` since it forked from `into` is on `into` as other commits.
 
         Rebased or cherry-picked: every commit of `into..commit` has one with the same patch-id on
-        `into` (`git cherry`). Squashed: one commit of `into`'s history since the fork has the patch-id
-        of the whole diff from the fork to `commit`.
+        `into` (what `git cherry` says). Squashed: one commit of `into`'s history since the fork has the
+        patch-id of the whole diff from the fork to `commit`. Patch-ids are kept per commit (they never
+        change), and when the default branch only moved forward since the last question about
+        `commit`, only its new commits are read: a pull costs a few git processes, not a few per branch.
         """
-        return self._memo(("patch", commit, into), lambda: self._rebased(commit, into) or self._squashed(commit, into))
+        return self._memo(("patch", commit, into), lambda: self._patches_on(commit, into))
 
-    def _rebased(self, commit: str, into: str) -> bool:
-        lines = self._out("cherry", into, commit).splitlines()
-        return bool(lines) and all(line.startswith("-") for line in lines)
+    def _patches_on(self, commit: str, into: str) -> bool:
+        known = self._progress.get(commit)
+        if known is not None and known.into != into and self.is_ancestor(known.into, into):
+            since = self._since(known.into, into)
+        else:
+            base = self._line("merge-base", into, commit)
+            if not base:
+                return False
+            own = self._lines("rev-list", "--no-merges", f"{into}..{commit}")
+            own_ids = {i for i in self._commit_patch_ids(own).values() if i is not None}
+            whole = self._patch_ids(self._out("diff-tree", "-p", "-r", "--no-ext-diff", "--no-textconv", base, commit))
+            known = _Progress(into=into, whole=whole, unmatched=own_ids, had_own=bool(own_ids))
+            since = self._since(base, into)
+        found = {i for i in self._commit_patch_ids(since).values() if i is not None}
+        known.unmatched -= found
+        known.squashed = known.squashed or bool(known.whole & found)
+        known.into = into
+        with self._lock:
+            self._progress[commit] = known
+            while len(self._progress) > 2_000:
+                self._progress.pop(next(iter(self._progress)))
+        return known.squashed or (known.had_own and not known.unmatched)
 
-    def _squashed(self, commit: str, into: str) -> bool:
-        base = self._out("merge-base", into, commit).strip()
-        if not base:
-            return False
-        whole = self._patch_ids(self._out("diff-tree", "-p", "-r", "--no-ext-diff", "--no-textconv", base, commit))
-        if not whole:
-            return False
-        since = self._out("rev-list", "--no-merges", f"{base}..{into}")
-        if not since.strip():
-            return False
-        diffs = self._out("diff-tree", "--stdin", "-p", "-r", "--no-ext-diff", "--no-textconv", input_text=since)
-        return bool(whole & self._patch_ids(diffs))
+    def _since(self, old: str, new: str) -> list[str]:
+        """The commits (no merges) of `new`'s history after `old`, kept per pair: every branch asks the same."""
+        key = (old, new)
+        with self._lock:
+            found = self._ranges.get(key)
+        if found is None:
+            found = self._lines("rev-list", "--no-merges", f"{old}..{new}")
+            with self._lock:
+                self._ranges[key] = found
+                while len(self._ranges) > 256:
+                    self._ranges.pop(next(iter(self._ranges)))
+        return found
+
+    def _commit_patch_ids(self, commits: list[str]) -> dict[str, str | None]:
+        """Each commit's patch-id (None: an empty or merge diff), computed once per commit, in one batch."""
+        with self._lock:
+            unknown = [c for c in commits if c not in self._patch_of]
+        if unknown:
+            diffs = self._out(
+                "diff-tree",
+                "--stdin",
+                "--root",
+                "-p",
+                "-r",
+                "--no-ext-diff",
+                "--no-textconv",
+                input_text="\n".join(unknown) + "\n",
+            )
+            ids: dict[str, str | None] = dict.fromkeys(unknown)
+            if diffs.strip():
+                for line in self._out("patch-id", "--stable", input_text=diffs).splitlines():
+                    parts = line.split()
+                    if len(parts) == 2 and parts[1] in ids:
+                        ids[parts[1]] = parts[0]
+            with self._lock:
+                self._patch_of.update(ids)
+                while len(self._patch_of) > _MAX_ANSWERS:
+                    self._patch_of.pop(next(iter(self._patch_of)))
+        with self._lock:
+            return {c: self._patch_of.get(c) for c in commits}
 
     def _patch_ids(self, diff: str) -> set[str]:
         if not diff.strip():
             return set()
         out = self._out("patch-id", "--stable", input_text=diff)
         return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+    def _line(self, *args: str) -> str:
+        return self._out(*args).strip()
+
+    def _lines(self, *args: str) -> list[str]:
+        return [line for line in self._out(*args).splitlines() if line.strip()]
 
     def _memo(self, key: tuple[str, ...], compute: Callable[[], bool]) -> bool:
         with self._lock:
