@@ -79,3 +79,19 @@ def test_confirming_reanchors_by_position_and_stamps_every_citation(store):
     rows = citations.rows_of(store, "decision", [d["id"]])[d["id"]]
     assert [(r["path"], r["start_line"]) for r in rows] == [("a.py", 1), ("b.py", 15)]
     assert {r["confirmed_at"] for r in rows} == {stamp}
+
+
+def test_a_reader_that_found_no_citations_sees_those_another_process_writes(store, tmp_path, store_backend):
+    d = decisions.log_decision(store, "Retry")
+    assert citations.rows_of(store, "decision", [d["id"]]) == {}
+    assert citations.rows_of(store, "decision", [d["id"]]) == {}  # remembered as empty (SQLite)
+    if store_backend == "sqlite":
+        from homeport.store import Store
+
+        other = Store.open(tmp_path / "ws", create=False)  # another connection, as another process has
+        assert other is not None
+        citations.set_citations(other, "decision", d["id"], [anchor("a.py", 1, 2)])
+        other.close()
+    else:
+        citations.set_citations(store, "decision", d["id"], [anchor("a.py", 1, 2)])
+    assert [r["path"] for r in citations.rows_of(store, "decision", [d["id"]])[d["id"]]] == ["a.py"]

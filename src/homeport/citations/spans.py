@@ -221,16 +221,28 @@ class SpanIndex:
         return len(self._files)
 
     def find(self, keys: Sequence[str], *, besides: str) -> list[tuple[str, int]]:
-        """Every (path, 1-based start) of `keys` in a file other than `besides`, sorted."""
+        """Every (path, 1-based start) of `keys` in a file other than `besides` with the same extension
+        (code moves between files of its language; a Python span quoted in the docs has not moved), sorted."""
         if not keys:
             return []
+        suffix = _suffix(besides)
         pivot = min(range(len(keys)), key=lambda j: len(self._where.get(keys[j], ())))
         found = []
         for path, i in self._where.get(keys[pivot], ()):
             start = i - pivot
-            if path != besides and start >= 0 and self._files[path].keys[start : start + len(keys)] == tuple(keys):
+            if (
+                path != besides
+                and start >= 0
+                and _suffix(path) == suffix
+                and self._files[path].keys[start : start + len(keys)] == tuple(keys)
+            ):
                 found.append((path, start + 1))
         return sorted(found)
+
+
+def _suffix(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
 def classify(
@@ -254,6 +266,8 @@ def classify(
         if hits and (anchor.movable or len(hits) == 1):
             best = min(hits, key=lambda line: (abs(line - anchor.start), line))
             return Verdict("moved", anchor.path, best, best + n - 1)
+        if hits:  # a short span found several times in its file: which one it was is a guess
+            return Verdict("changed", reason=f"the lines occur {len(hits)} times in the file")
     if anchor.movable and elsewhere is not None:
         index = elsewhere()
         found = index.find(anchor.keys, besides=anchor.path) if index is not None else []

@@ -127,7 +127,7 @@ def _name_of(node: Any) -> str | None:
     named = node.child_by_field_name(field)
     if named is None or named.text is None:
         return None
-    name = named.text.decode("utf-8", "replace")
+    name: str = named.text.decode("utf-8", "replace")
     if node.type == "method_declaration":  # Go: func (s *Server) Serve() is Server.Serve
         receiver = node.child_by_field_name("receiver")
         if receiver is not None and receiver.text is not None:

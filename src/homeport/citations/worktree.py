@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -183,7 +184,7 @@ class WorkTree:
             st = os.stat(full)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        if not os.path.isfile(full):
+        if not stat.S_ISREG(st.st_mode):
             return None
         sig = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         cached = self._stats.get(rel)

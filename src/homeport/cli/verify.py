@@ -12,7 +12,7 @@ from homeport.cli.memory import Result, ToolCall, memory_tool
 __all__ = ["CITE_OPTION", "citation_line", "verify"]
 
 
-class CiteParam(click.ParamType):
+class CiteParam(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click stubs
     """`PATH:40-58` (lines) or `PATH#Retry.schedule` (a symbol), as a citation for a tool's `cites`."""
 
     name = "PATH:LINES|PATH#SYMBOL"

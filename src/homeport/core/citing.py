@@ -32,6 +32,7 @@ __all__ = [
     "anchors_for",
     "annotate",
     "annotate_hits",
+    "annotate_one",
     "confirm",
     "verify",
 ]
@@ -170,11 +171,17 @@ def annotate(call: Call, item_type: str, items: Any) -> Any:
         return items
     checked = _citations_of(call, item_type, [i["id"] for i in listed if isinstance(i, dict) and "id" in i])
     for item in listed:
-        cites = checked.get(item.get("id")) if isinstance(item, dict) else None
+        cites = checked.get(item.get("id", -1)) if isinstance(item, dict) else None
         if cites:
             item["citations"] = cites
             item["citation_status"] = worst(c["status"] for c in cites)
     return items
+
+
+def annotate_one(call: Call, item_type: str, item: dict[str, Any]) -> dict[str, Any]:
+    """One item (a write's result) with its checked citations."""
+    annotate(call, item_type, item)
+    return item
 
 
 def annotate_hits(call: Call, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import Connection, String, and_, bindparam, delete, exists, insert, select, update
 
 from homeport.store._common import now
-from homeport.store.database import ByIds, Store
+from homeport.store.database import ByIds, Store, driver
 from homeport.store.items import require_item
 from homeport.store.schema import custom_data, decisions, item_citations, progress, system_patterns
 
@@ -107,11 +107,16 @@ def set_citations(store: Store, item_type: str, item_id: int, citations: Sequenc
 
 def rows_of(store: Store | None, item_type: str, item_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """The citations of some items, by item id, each list in the order they were given."""
-    ids = sorted(set(item_ids))
+    ids = list(item_ids)
     if store is None or not ids:
         return {}
     with store.read() as conn:
-        found = _BY_IDS.run(conn, {"ids": ids, "item_type": item_type})
+        mark = _mark(conn)
+        if mark is not None and conn.info.get(_EMPTY) == mark:
+            return {}  # this connection found no citations at all, and nothing was committed since
+        found = list(_BY_IDS.run(conn, {"ids": ids, "item_type": item_type}))
+        if not found and mark is not None and driver(conn).execute(_ANY).fetchone() is None:
+            conn.info[_EMPTY] = mark
         out: dict[int, list[dict[str, Any]]] = {}
         names = ("item_id", "position", *ANCHOR_FIELDS, "cited_at", "confirmed_at")
         for row in found:
@@ -120,6 +125,21 @@ def rows_of(store: Store | None, item_type: str, item_ids: Iterable[int]) -> dic
     for rows in out.values():
         rows.sort(key=lambda r: r["position"])
     return out
+
+
+# Most stores have no citations, and every read of items asks for theirs. On SQLite a connection
+# remembers that it found the table empty, with `PRAGMA data_version` (changes when another connection
+# commits) and `total_changes` (this one wrote) at that moment: while both are the same, the table is
+# still empty and the query is skipped (as homeport.store.vectors skips its count). PostgreSQL asks.
+_EMPTY = "homeport_citations_empty"
+_ANY = "SELECT 1 FROM item_citations LIMIT 1"
+
+
+def _mark(conn: Connection) -> tuple[int, int] | None:
+    if conn.dialect.name != "sqlite":
+        return None
+    raw = driver(conn)
+    return int(raw.execute("PRAGMA data_version").fetchone()[0]), raw.total_changes
 
 
 def cited_items(store: Store | None, *, only: tuple[str, int] | None = None) -> list[tuple[str, int, str]]:

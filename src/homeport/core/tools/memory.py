@@ -138,7 +138,7 @@ def log_progress(
         anchors,
         lambda conn: progress.insert_progress(conn, status, description, parent_id=parent_id),
     )
-    return citing.annotate(call, "progress", written)
+    return citing.annotate_one(call, "progress", written)
 
 
 @CATALOG.tool(
@@ -163,7 +163,7 @@ def update_progress(
     if anchors is None:
         return written
     cited.set_citations(call.require_store(), "progress", progress_id, anchors)
-    return citing.annotate(call, "progress", browse.get_item(call.store, "progress", progress_id))
+    return citing.annotate_one(call, "progress", browse.get_item(call.store, "progress", progress_id))
 
 
 @CATALOG.tool(
@@ -223,7 +223,7 @@ def log_system_pattern(
         anchors,
         lambda conn: patterns.upsert_system_pattern(conn, name, description, tags=tags),
     )
-    return citing.annotate(call, "system_pattern", written)
+    return citing.annotate_one(call, "system_pattern", written)
 
 
 @CATALOG.tool("memory", READ, "List system patterns by name, optionally by tags.", key="system_patterns")
@@ -256,7 +256,7 @@ def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue, 
         anchors,
         lambda conn: custom_data.upsert_custom_data(conn, category, key, value),
     )
-    return citing.annotate(call, "custom_data", written)
+    return citing.annotate_one(call, "custom_data", written)
 
 
 @CATALOG.tool("memory", READ, "Read custom data, optionally one category or one (category, key).", key="items")

@@ -77,7 +77,7 @@ def update_system_pattern(
     if anchors is None:
         return written
     cited.set_citations(call.require_store(), "system_pattern", pattern_id, anchors)
-    return citing.annotate(call, "system_pattern", browse.get_item(call.store, "system_pattern", pattern_id))
+    return citing.annotate_one(call, "system_pattern", browse.get_item(call.store, "system_pattern", pattern_id))
 
 
 @CATALOG.tool(
