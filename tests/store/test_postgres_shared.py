@@ -163,7 +163,25 @@ def test_ids_are_numbered_per_workspace_and_an_explicit_id_moves_the_counter(sha
     with one.write() as conn:  # an import keeps an item's id: the counter moves past it
         conn.exec_driver_sql("INSERT INTO decisions (id, summary, created_at, updated_at) VALUES (40, 'kept', '', '')")
     assert decisions.log_decision(one, "after")["id"] == 41
+    decisions.delete_decision(one, 41)  # a deleted id is never handed out again, as with AUTOINCREMENT
+    assert decisions.log_decision(one, "after the delete")["id"] == 42
     assert decisions.log_decision(two, "second")["id"] == 2
+
+
+def test_an_import_of_many_items_in_one_transaction_stays_linear(shared_postgres_stores):
+    """Each id is the workspace's highest + 1 (an index lookup), not a counter row updated once per item: in
+    one transaction those updates made a chain of row versions that every next insert walked."""
+    import time
+
+    store = shared_postgres_stores.get(_key(), create=True)
+    took = []
+    for n in (500, 2000):
+        t = time.perf_counter()
+        with store.write() as conn:
+            for i in range(n):
+                decisions.insert_decision(conn, f"imported {i}")
+        took.append((time.perf_counter() - t) / n)
+    assert took[1] < took[0] * 2.5, took  # quadratic growth would make each insert 4 times slower
 
 
 def test_a_word_search_uses_the_workspace_gin_index(shared_postgres_stores):
