@@ -266,7 +266,7 @@ def install(client: str, scope: str, task: str, budget: int, dry_run: bool) -> N
 
     \b
     Example: homeport hooks install claude-code --scope project --budget 1500
-    Example: homeport hooks install git
+             homeport hooks install git
     """
     from homeport.cli._compose import domain_errors
 

@@ -42,6 +42,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
     "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),
     "import": LazyCommand("homeport.cli.memory_transfer:import_", "Read an export back into the memory."),
+    "sync": LazyCommand("homeport.cli.sync:sync", "Share the memory through the project's git remote."),
     "import-from": LazyCommand("homeport.cli.importers:import_from", "Import another memory server's data."),
     "batch": LazyCommand("homeport.cli.memory_transfer:batch", "Write many items of one type from a JSON list."),
     "schema": LazyCommand("homeport.cli.memory_transfer:schema", "The memory's item types, fields and tools."),

@@ -30,12 +30,13 @@ def sync(call: ToolCall, remote: str, ref: str, local_only: bool, show_conflicts
     The memory is kept as one JSON file per item on REF (never in the work tree, the index or
     `git status`). Two people who both edited one field keep the newer edit; the other stays in the
     item's history and is listed as a conflict. An item holding a secret stops the sync, named.
+    A team runs these three in each clone: share now, sync after every commit and pull, and see the
+    concurrent edits that were settled.
 
     \b
-    A team runs, in each clone:
-      homeport sync                      share now (push and pull the memory)
-      homeport hooks install git         sync after every commit, merge and pull
-      homeport sync --conflicts          see what concurrent edits were settled
+    Example: homeport sync
+             homeport hooks install git
+             homeport sync --conflicts
     """
     if show_conflicts:
         result = call.tool("sync_conflicts")
