@@ -12,7 +12,9 @@ with `find_spec`, and the model loads when the first item is embedded or the fir
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +31,7 @@ SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "words", "semantic")
 # How many of each ranking auto mode fuses: deep enough that an item ranked low by one and high by
 # the other still surfaces.
 _FUSION_DEPTH = 50
+_QUERY_CACHE = 256
 
 
 class SemanticSearch:
@@ -44,6 +47,8 @@ class SemanticSearch:
         self._seen: set[Path] = set()
         self._indexer: Any = None  # homeport.embedding.indexer.VectorIndexer, imported on first use
         self._cache: Any = None  # homeport.store.vectors.VectorCache
+        self._queries: OrderedDict[tuple[str, str], Any] = OrderedDict()  # (model, query) -> its vector
+        self._pool: ThreadPoolExecutor | None = None  # embeds a query while its words are searched
 
     def unavailable(self) -> str | None:
         """Why search by meaning cannot run in this process (checked once, without importing the extra)."""
@@ -120,6 +125,11 @@ class SemanticSearch:
             if reason is not None:
                 out["note"] = f"searched by words only: {reason}"
             return out
+        # With the model loaded, the query is embedded on another thread while the words are searched (both
+        # release the GIL): auto costs the longer of the two, not their sum.
+        embedding = None
+        if store is not None and self._embedder is not None:
+            embedding = self._query_pool().submit(self._query_vector, self._embedder, query)
         words = word_search.search(store, query, limit=max(limit, _FUSION_DEPTH) if mode == "auto" else 1, **filters)
         if store is None:
             return {"results": [], "mode_used": mode, "not_yet_embedded": 0}
@@ -136,7 +146,7 @@ class SemanticSearch:
                 if self._cache is None:
                     self._cache = VectorCache()
         self.notice(store, wrote=False)
-        query_vector = embedder.embed([query])[0]
+        query_vector = embedding.result() if embedding is not None else self._query_vector(embedder, query)
         hidden = branches.hidden_keys_of(store)  # decisions and patterns of branches the reader is not on
         depth = (limit if mode == "semantic" else max(limit, _FUSION_DEPTH)) + len(hidden)
         meaning = self._cache.nearest(store, embedder.name, query_vector, filters=VectorFilters(**filters), limit=depth)
@@ -156,6 +166,30 @@ class SemanticSearch:
             "vector_search": vector_search_path(store),
         }
 
+    def _query_vector(self, embedder: Embedder, query: str) -> Any:
+        """The query's vector; the last `_QUERY_CACHE` queries' are kept (an agent often asks again)."""
+        key = (embedder.name, query)
+        with self._lock:
+            vector = self._queries.get(key)
+            if vector is not None:
+                self._queries.move_to_end(key)
+                return vector
+        vector = embedder.embed([query])[0]
+        with self._lock:
+            self._queries[key] = vector
+            while len(self._queries) > _QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
+
+    def _query_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="homeport-query")
+        return self._pool
+
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
         if self._indexer is not None:
             self._indexer.close()
