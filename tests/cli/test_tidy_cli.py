@@ -49,6 +49,7 @@ def test_propose_shows_a_reviewable_diff_and_apply_then_revert_brings_the_item_b
     listed = call(runner, "decisions", "list")
     assert listed["hidden_expired"] == 1 and a["id"] not in {d["id"] for d in listed["decisions"]}
     assert "applied" in run(runner, "tidy", "list").output
+    assert "1 hidden: archived, superseded or expired" in run(runner, "decisions", "list").output
     run(runner, "tidy", "revert", "1")
     assert a["id"] in {d["id"] for d in call(runner, "decisions", "list")["decisions"]}
 

@@ -117,6 +117,14 @@ class ToolCall:
             from homeport.cli.branches import hidden_line
 
             console.print(hidden_line(result), style="dim", soft_wrap=True)
+        if result.get("hidden_expired"):  # archived, superseded or expired items (homeport tidy)
+            n = result["hidden_expired"]
+            console.print(
+                f"{n} hidden: archived, superseded or expired (homeport tidy list shows the changesets; "
+                "homeport history TYPE ID still reads them)",
+                style="dim",
+                soft_wrap=True,
+            )
 
 
 def _say_what_waits_for_trust(runtime: Any, result: Result) -> None:
