@@ -142,3 +142,22 @@ def test_outside_a_work_tree_and_outside_any_call_nothing_is_hidden_or_recorded(
     with branches.working_in(None):
         decisions.log_decision(store, "nowhere")
     assert branches.place_columns() == {"branch": None, "head_commit": None, "worktree": None}
+
+
+def test_on_the_event_loop_git_is_never_run_and_a_judged_view_is_read_from_memory(store, repo: Path):
+    from homeport.store.loop_calls import MustWait, on_loop
+
+    git(repo, "branch", "-q", "-m", "trunk", "main")
+    git(repo, "checkout", "-q", "-b", "feat")
+    commit(repo, "f")
+    with on_loop(), branches.working_in(repo), pytest.raises(MustWait):
+        decisions.log_decision(store, "on feat")  # is it already on main? asks git: not on the loop
+    with branches.working_in(repo):
+        decisions.log_decision(store, "on feat")
+    git(repo, "checkout", "-q", "main")
+    with on_loop(), branches.working_in(repo), pytest.raises(MustWait):
+        decisions.get_decisions(store)  # a view never judged: git runs, so the call moves to a thread
+    assert seen(store, repo) == ([], 1)
+    with on_loop(), branches.working_in(repo) as place:
+        assert decisions.get_decisions(store) == []  # judged already: from memory, on the loop
+    assert place.hidden_on_other_branches == 1

@@ -38,6 +38,7 @@ from homeport.git.topology import facts_for
 from homeport.git.visibility import Origin, View, hidden_because
 from homeport.store._common import now
 from homeport.store.database import Prepared, Store, driver
+from homeport.store.loop_calls import may_wait
 from homeport.store.schema import decisions, item_branches, system_patterns
 from homeport.store.tags import filter_by_tags
 
@@ -170,6 +171,8 @@ def scope_new_item(conn: Connection, item_type: str, item_id: int) -> None:
     if location is None or repo is None or location.on_default_branch:
         return
     default_tip = refs.branch_tip(repo, location.default_branch) if location.default_branch is not None else None
+    if location.commit is not None and default_tip is not None:
+        may_wait("git, for the branch a decision is written on")  # a process: never on the event loop
     already_on_default = (
         location.commit is not None
         and default_tip is not None
@@ -350,6 +353,7 @@ class _StoreCache:
         found = self.by_view.get(key)
         if found is not None:
             return found
+        may_wait("git, for what other branches merged")  # processes: never on the event loop
         facts = facts_for(repo.common_dir)
         works = {o.commit for o in origins.values() if o.commit} | {t for _, t in view.tips if t}
         facts.prefetch(works, {c for c in (view.default_tip, view.commit) if c})
