@@ -239,3 +239,26 @@ def test_an_import_that_replaces_the_memory_forgets_the_replaced_items_states_an
         assert lifecycle.hidden_keys(conn) == set()  # the imported decision with a's id is not archived
     assert tidy.list_changesets(store) == []
     assert a["id"] in {d["id"] for d in decisions.get_decisions(store, limit=100)}
+
+
+def test_meaning_is_the_second_signal_once_both_items_are_embedded(store):
+    import math
+    import struct
+
+    from homeport.store.schema import item_vectors
+
+    filler(store)
+    a = decisions.log_decision(store, "Stock decrements lock rows")
+    b = decisions.log_decision(store, "Rows are locked with SELECT FOR UPDATE when stock decrements run at checkout")
+    assert not entries_of(tidy.propose_cleanup(store, kinds=["duplicate"]), "duplicate")  # words alone: no
+    near = (0.9, math.sqrt(1 - 0.9**2))  # unit vectors with a cosine of 0.9
+    with store.write() as conn:
+        for item, vector in ((a, (1.0, 0.0)), (b, near)):
+            blob = struct.pack("<4f", *vector, 0.0, 0.0)
+            conn.execute(
+                item_vectors.insert().values(item_type="decision", item_id=item["id"], chunk=0, model="m", vector=blob)
+            )
+    [entry] = entries_of(tidy.propose_cleanup(store, kinds=["duplicate"]), "duplicate")
+    [pair] = entry["evidence"]["pairs"]
+    assert pair["meaning"] == 0.9 and "meaning" in entry["reason"]
+    assert entry["operations"][0]["item"]["id"] in (a["id"], b["id"])
