@@ -66,6 +66,9 @@ async def test_a_proposal_is_reviewed_entry_by_entry_applied_by_its_reviewer_and
     from homeport.store.lifecycle import hidden_of
 
     assert hidden_of(store) == {("decision", a["id"])}
+    item = html.unescape((await client.get("/ui/item", params={"ws": ws, "type": "decision", "id": a["id"]})).text)
+    assert re.search(rf"Merged into <a [^>]*>decision #{a['id'] + 1}</a>, by <a [^>]*>changeset #1</a>", item)
+    assert "stays readable here" in item
     reverted = await client.post("/ui/changeset/revert", data={"csrf": csrf_of(shown), "ws": ws, "id": "1"})
     assert reverted.status_code == 303
     assert "Changeset reverted." in (await client.get(reverted.headers["location"])).text

@@ -35,6 +35,7 @@ __all__ = [
     "hidden_of",
     "public_state",
     "set_item_lifecycle",
+    "state_for",
     "state_of",
     "states_of",
     "visible",
@@ -189,3 +190,12 @@ def visible(
         else:
             kept.append(row)
     return kept, passed
+
+
+def state_for(store: Store | None, item_type: str, item_id: int) -> dict[str, Any] | None:
+    """An item's lifecycle as tools show it (`public_state`), or None when it is current and unpinned."""
+    if store is None or item_type not in TIDY_TYPES:
+        return None
+    with store.read() as conn:
+        state = state_of(conn, item_type, item_id)
+    return None if state is None else {**_public(state), "changeset_id": state["changeset_id"]}

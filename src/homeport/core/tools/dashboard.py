@@ -14,7 +14,7 @@ from homeport.core import citing
 from homeport.core.catalog import CATALOG, DASHBOARD, READ
 from homeport.core.pipeline import Call
 from homeport.core.tools.memory import IdArg, Json, LimitArg
-from homeport.store import browse
+from homeport.store import browse, lifecycle
 
 __all__: list[str] = []
 
@@ -35,7 +35,11 @@ def decision_page(
 
 @CATALOG.tool(DASHBOARD, READ, "Every field of one item with an id.", key="item")
 def get_item(call: Call, item_type: ItemWithId, item_id: IdArg) -> Any:
-    return citing.annotate(call, item_type, browse.get_item(call.store, item_type, item_id))
+    item = citing.annotate(call, item_type, browse.get_item(call.store, item_type, item_id))
+    state = lifecycle.state_for(call.store, item_type, item_id)
+    if state is not None:  # archived, superseded, expiring or pinned: the page says so
+        item["lifecycle"] = state
+    return item
 
 
 @CATALOG.tool(DASHBOARD, READ, "Who wrote each listed item and when: every recorded write, oldest first.", key="writes")
