@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from homeport.embedding.model import Embedder
 from homeport.errors import HomeportError
@@ -40,6 +41,27 @@ BATCH_CHUNKS = 32  # a long item's chunks are embedded in runs of this many
 # QUIET_S, or MAX_WAIT_S at most, so a steady stream of calls still leaves room for embedding.
 QUIET_S = 0.05
 MAX_WAIT_S = 1.0
+
+
+def embed_by_length(embedder: Embedder, texts: list[str]) -> Any:
+    """The vectors of `texts`, in their order, embedded in runs of similar length.
+
+    The model pads a run to its longest text: an item's title (its last chunk, a few words) run beside
+    its body cost as much as the body. Sorted by length and cut where a text is over twice the run's
+    first (or at BATCH_CHUNKS), little is padding.
+    """
+    import numpy as np
+
+    order = sorted(range(len(texts)), key=lambda n: len(texts[n]))
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    run: list[int] = []
+    for n in [*order, None]:
+        if run and (n is None or len(run) >= BATCH_CHUNKS or len(texts[n]) > 2 * max(16, len(texts[run[0]]))):
+            out[run] = embedder.embed([texts[k] for k in run])
+            run = []
+        if n is not None:
+            run.append(n)
+    return out
 
 
 class VectorIndexer:
@@ -152,11 +174,7 @@ class VectorIndexer:
                 chunks = item.chunks
                 spans.append((len(texts), len(texts) + len(chunks)))
                 texts.extend(chunks)
-            import numpy as np
-
-            vectors = np.concatenate(
-                [embedder.embed(texts[i : i + BATCH_CHUNKS]) for i in range(0, len(texts), BATCH_CHUNKS)]
-            )
+            vectors = embed_by_length(embedder, texts)
             saved = save_vectors(
                 store, embedder.name, [(it, vectors[a:b]) for it, (a, b) in zip(items, spans, strict=True)]
             )
