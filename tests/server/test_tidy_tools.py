@@ -149,3 +149,26 @@ async def test_an_item_citing_code_that_changed_is_proposed_stale_for_review(ser
     assert entry["evidence"]["citation_status"] == "changed"
     assert entry["evidence"]["citations"][0]["path"] == "billing.py"
     assert entry["operations"] == [{"op": "archive", "item": {"type": "decision", "id": d["id"]}}]
+
+
+async def test_the_progress_tree_lifts_the_children_of_an_archived_entry(server_factory, projects):
+    ws = str(projects["alpha"])
+    async with Client(server_factory()) as c:
+        top = await call(c, "log_progress", status="TODO", description="release 2", workspace=ws)
+        mid = await call(c, "log_progress", status="TODO", description="old plan", parent_id=top["id"], workspace=ws)
+        leaf = await call(
+            c, "log_progress", status="TODO", description="write notes", parent_id=mid["id"], workspace=ws
+        )
+        cs = await call(c, "propose_cleanup", kinds=[], workspace=ws)
+        await call(
+            c,
+            "amend_changeset",
+            changeset_id=cs["id"],
+            add=[{"op": "archive", "item": f"progress:{mid['id']}"}],
+            workspace=ws,
+        )
+        await call(c, "apply_changeset", changeset_id=cs["id"], force=True, workspace=ws)
+        tree = await call(c, "get_progress", tree=True, workspace=ws)
+    assert tree["hidden_expired"] == 1
+    [root] = tree["progress"]
+    assert root["id"] == top["id"] and [n["id"] for n in root["children"]] == [leaf["id"]]

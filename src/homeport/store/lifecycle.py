@@ -199,3 +199,18 @@ def state_for(store: Store | None, item_type: str, item_id: int) -> dict[str, An
     with store.read() as conn:
         state = state_of(conn, item_type, item_id)
     return None if state is None else {**_public(state), "changeset_id": state["changeset_id"]}
+
+
+def visible_tree(nodes: list[dict[str, Any]], hidden: set[tuple[str, int]]) -> tuple[list[dict[str, Any]], int]:
+    """A progress forest without its hidden entries (their children take their place), and how many went."""
+    kept: list[dict[str, Any]] = []
+    gone = 0
+    for node in nodes:
+        children, below = visible_tree(node["children"], hidden)
+        gone += below
+        if ("progress", node["id"]) in hidden:
+            gone += 1
+            kept.extend(children)
+        else:
+            kept.append({**node, "children": children})
+    return kept, gone
