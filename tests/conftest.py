@@ -174,6 +174,8 @@ LONGEST = (
     "tests/e2e/test_http_scale_script.py::",
     "tests/e2e/test_load_routing.py::",
     "tests/e2e/test_durability.py::",
+    "tests/test_typing.py::",  # mypy --strict over src/, cold (about a minute)
+    "tests/store/test_vector_sync.py::test_after_any_writes",  # a store per example, on four backends
 )
 
 
