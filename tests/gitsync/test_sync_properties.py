@@ -178,7 +178,7 @@ def check(world: World) -> None:
     files = {}
     for path, blob in trees["a"].items():
         if path.startswith("decision/"):
-            files[path.removeprefix("decision/").removesuffix(".json")] = json.loads(
+            files[path.rsplit("/", 1)[1].removesuffix(".json")] = json.loads(
                 git(world.root / "a", "cat-file", "blob", blob)
             )
     # An item created and deleted between two syncs of its replica travels under a new name (its uid went

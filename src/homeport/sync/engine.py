@@ -35,7 +35,7 @@ from homeport.store.schema import sync_conflicts, sync_items, sync_state
 from homeport.store.uids import new_uid
 from homeport.sync.clock import HybridClock, stamp_millis
 from homeport.sync.document import Doc, decode, encode, max_clock, merge, record_local
-from homeport.sync.items import Local, apply_docs, deleted_unsynced, doc_path, last_view, read_local, versions_of
+from homeport.sync.items import Known, Local, apply_docs, deleted_unsynced, doc_path, last_view, read_local, versions_of
 from homeport.sync.repository import Repository, find_repository
 
 __all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "sync_memory"]
@@ -104,6 +104,7 @@ class _Sync:
             else "url-" + hashlib.sha1(remote.encode()).hexdigest()[:12]
         )
         self.tracking = f"refs/homeport/remotes/{slug}/{ref.rsplit('/', 1)[-1]}"
+        self.local: Local | None = None
         self.report: dict[str, Any] = {
             "remote": remote,
             "ref": ref,
@@ -170,6 +171,9 @@ class _Sync:
                     self.ref, files, f"homeport: {len(files)} item(s)", [head] if head else [], expected=head
                 )
             _save_rows(conn, rows)
+            for key, item_type, item_id, digest, clocks in rows:
+                local.known[key] = Known(key, item_type, item_id, digest, clocks)
+            self.local = local
             _set_state(conn, "clock", clock.last)
             self.report["exported"] = len(files)
         return head
@@ -238,9 +242,12 @@ class _Sync:
         by_key = {doc["key"]: doc for doc in docs.values()}
         with self.store.write() as conn:
             clock = self._clock(conn)
-            before = read_local(conn)
+            # What the export read (no other sync ran since: the lock; an agent's write since is found by uid
+            # or natural key), then what the store holds now, which the next round starts from.
+            before = self.local if self.local is not None else read_local(conn)
             applied = apply_docs(conn, before, by_key)
-            after = read_local(conn)
+            after = read_local(conn, only={item for item in applied.items.values() if item is not None})
+            self.local = None  # a later round of this sync reads the whole store again
             ids = applied.items
             rows: list[_Row] = []
             for key, doc in by_key.items():
@@ -316,6 +323,7 @@ def _exported_files(
     tree = repo.tree_of(head)
     paths = {key: doc_path(item_type, key) for key, item_type, _, _ in changed}
     blobs = repo.read_blobs(tree[p] for p in paths.values() if p in tree)
+    histories = versions_of(conn, [(t, i) for _, t, _, i in changed if i is not None])
     files: dict[str, bytes] = {}
     rows: list[_Row] = []
     for key, item_type, item, item_id in changed:
@@ -326,8 +334,8 @@ def _exported_files(
             clock.witness(stamp)
         if item is not None:
             view = dict(local.views[item])
-            view["versions"] = versions_of(conn, item_type, item[1])
-            _refuse_secrets(item_type, item[1], key, view)
+            view["versions"] = histories[item]
+            _refuse_secrets(item_type, item[1], key, view, prev)
             physical = stamp_millis(view["updated_at"]) or None
 
             def tick(physical: int | None = physical) -> str:
@@ -336,11 +344,11 @@ def _exported_files(
             doc = record_local(prev, item_type, key, view, tick)
             rows.append((key, item_type, item[1], local.digests[item], _clocks(doc)))
         else:
-            history = versions_of(conn, item_type, item_id) if item_id is not None else {}
+            history = histories[(item_type, item_id)] if item_id is not None else {}
             if prev is None:  # never exported: its last fields, so the file says what was deleted
                 prev = record_local(None, item_type, key, last_view(item_type, history), clock.tick)
             doc = record_local(prev, item_type, key, None, clock.tick)
-            _refuse_secrets(item_type, item_id or 0, key, {"fields": {}, "versions": history})
+            _refuse_secrets(item_type, item_id or 0, key, {"fields": {}, "versions": history}, prev)
             doc["versions"].update(history)
             rows.append((key, item_type, item_id, "", _clocks(doc)))
         body = encode(doc)
@@ -354,18 +362,37 @@ def _known_id(local: Local, key: str) -> int | None:
     return row.item_id if row is not None else None
 
 
-def _refuse_secrets(item_type: str, item_id: int, key: str, view: dict[str, Any]) -> None:
-    values: dict[str, Any] = dict(view["fields"])
+def _refuse_secrets(item_type: str, item_id: int, key: str, view: dict[str, Any], prev: Doc | None) -> None:
+    """Raises SyncSecretError naming the item and field, for a secret in what this export adds to its file.
+
+    Only what is new to the file is scanned (a changed field, a version it lacks), each text once.
+    """
+    values: dict[str, Any] = {}
+    seen: set[str] = set()
+    old_fields = prev["fields"] if prev is not None else {}
+    old_versions = prev["versions"] if prev is not None else {}
+
+    def add(name: str, value: Any) -> None:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        if value is not None and text not in seen:
+            seen.add(text)
+            values[name] = value
+
+    for name, value in view["fields"].items():
+        if name not in old_fields or old_fields[name]["v"] != value:
+            add(name, value)
     if view.get("tags"):
-        values["tags"] = view["tags"]
+        add("tags", view["tags"])
     for vkey, version in view["versions"].items():
-        values[f"versions[{vkey[:8]}]"] = version["fields"]
-    findings = find_secrets(values)
+        if vkey not in old_versions:
+            for name, value in version["fields"].items():
+                add(f"{name} (version of {version['at']})", value)
+    findings = find_secrets(values) if values else []
     if findings:
         first = findings[0]
         raise SyncSecretError(
-            f"{item_type} {item_id} (file {item_type}/{key}.json) holds {first.describe()}; nothing was exported or "
-            f"pushed: remove the secret from the item (and its versions) and sync again"
+            f"{item_type} {item_id} (file {doc_path(item_type, key)}) holds {first.describe()}; nothing was "
+            f"exported or pushed: remove the secret from the item (and its versions) and sync again"
         )
 
 

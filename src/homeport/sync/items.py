@@ -47,8 +47,7 @@ from homeport.store.schema import (
 )
 from homeport.store.tags import set_tags
 from homeport.store.uids import assign_uid, new_uid
-from homeport.store.versions import read_versions
-from homeport.sync.document import Doc, alive, live_links, live_tags
+from homeport.sync.document import Doc, alive, live_links, live_tags, version_key
 
 __all__ = [
     "ITEM_ORDER",
@@ -79,7 +78,10 @@ Item = tuple[str, int]
 
 
 def doc_path(item_type: str, key: str) -> str:
-    return f"{item_type}/{key}.json"
+    """`decision/K/W/<uid>.json`: two levels of 32 directories (the key's last characters, which are random
+    in a ULID and a digest), so a commit that changes a few of 10,000 items writes a few small trees, not
+    one tree of 10,000 entries (measured: 400 KiB of new objects a sync, flat)."""
+    return f"{item_type}/{key[-1]}/{key[-2]}/{key}.json"
 
 
 @dataclass
@@ -101,15 +103,16 @@ class Local:
     keys: dict[Item, str]
     digests: dict[Item, str]
     known: dict[str, Known] = field(default_factory=dict)
+    by_key: dict[str, Item] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key = {key: item for item, key in self.keys.items()}
 
     def item_of(self, key: str) -> Item | None:
         row = self.known.get(key)
         if row is not None and row.item_id is not None and (row.item_type, row.item_id) in self.views:
             return row.item_type, row.item_id
-        for item, k in self.keys.items():  # an item that has no row yet (rare: only new items)
-            if k == key:
-                return item
-        return None
+        return self.by_key.get(key)  # an item that has no row yet
 
 
 def _natural_key(item_type: str, *parts: str) -> str:
@@ -117,8 +120,12 @@ def _natural_key(item_type: str, *parts: str) -> str:
     return f"{'cd' if item_type == 'custom_data' else 'sp'}-{digest}"
 
 
-def read_local(conn: Connection) -> Local:
-    """Every item of the store as a view (its versions left out: `versions_of` reads them for the few that changed)."""
+def read_local(conn: Connection, only: set[Item] | None = None) -> Local:
+    """Every item of the store as a view (its versions left out: `versions_of` reads them for the few that changed).
+
+    With `only`, the views and digests of those items alone (every item's key is still known): what a sync
+    needs after applying a few files to a large store.
+    """
     known = {r.doc: Known(r.doc, r.item_type, r.item_id, r.digest, r.clocks) for r in conn.execute(select(sync_items))}
     keyed = {(k.item_type, k.item_id): k.doc for k in known.values() if k.item_id is not None}
     uids: dict[Item, str] = {(t, i): u for t, i, u in conn.execute(select(item_uids))}
@@ -164,6 +171,8 @@ def read_local(conn: Connection) -> Local:
         keys[item] = key
     views: dict[Item, dict[str, Any]] = {}
     for item, row in rows.items():
+        if only is not None and item not in only:
+            continue
         item_type = item[0]
         if item_type == "progress":
             fields = {
@@ -197,16 +206,30 @@ def _digest(view: dict[str, Any]) -> str:
     return hashlib.sha256(dump_json(view).encode("utf-8")).hexdigest()
 
 
-def versions_of(conn: Connection, item_type: str, item_id: int) -> dict[str, dict[str, Any]]:
-    """The item's versions as a file holds them, keyed by `document.version_key`."""
-    from homeport.sync.document import version_key
-
-    if item_type not in _TABLES:
-        return {}
-    out = {}
-    for v in read_versions(conn, item_type, item_id, limit=1000):
-        entry = {"fields": v["fields"], "deleted": v["deleted"], "at": v["changed_at"], "by": v["written_by"]}
-        out[version_key(entry)] = entry
+def versions_of(conn: Connection, items: Iterable[Item]) -> dict[Item, dict[str, dict[str, Any]]]:
+    """The versions of many items as files hold them, keyed by `document.version_key`: a query per 500 items."""
+    out: dict[Item, dict[str, dict[str, Any]]] = {}
+    by_type: dict[str, list[int]] = defaultdict(list)
+    for item_type, item_id in items:
+        out[(item_type, item_id)] = {}
+        if item_type in _TABLES:
+            by_type[item_type].append(item_id)
+    c = item_versions.c
+    for item_type, ids in by_type.items():
+        for start in range(0, len(ids), 500):
+            chosen = ids[start : start + 500]
+            rows = conn.execute(select(item_versions).where(c.item_type == item_type, c.item_id.in_(chosen)))
+            for r in rows:
+                writer = None
+                if r.principal is not None:
+                    writer = {
+                        "principal": r.principal,
+                        "client": r.client,
+                        "client_version": r.client_version,
+                        "tool": r.tool,
+                    }
+                entry = {"fields": json.loads(r.fields), "deleted": bool(r.deleted), "at": r.written_at, "by": writer}
+                out[(item_type, r.item_id)][version_key(entry)] = entry
     return out
 
 
@@ -277,13 +300,14 @@ def apply_docs(conn: Connection, local: Local, docs: dict[str, Doc]) -> Applied:
             continue
         ids[key] = _write(conn, item, doc)
     resolve = _resolver(local, ids)
+    have = versions_of(conn, [item for item in ids.values() if item is not None])
     for key, doc in docs.items():
         item = ids.get(key)
         if item is None:
             continue
         if doc["type"] == "progress":
             _set_parent(conn, item[1], resolve(doc["fields"].get("parent", {}).get("v")), result, key)
-        _insert_missing_versions(conn, item, doc)
+        _insert_missing_versions(conn, item, doc, set(have[item]))
     for key, doc in docs.items():
         item = ids.get(key)
         if item is not None:
@@ -422,11 +446,10 @@ def _set_parent(conn: Connection, item_id: int, parent: Item | None, result: App
     conn.execute(update(progress).where(progress.c.id == item_id).values(parent_id=parent_id))
 
 
-def _insert_missing_versions(conn: Connection, item: Item, doc: Doc) -> None:
+def _insert_missing_versions(conn: Connection, item: Item, doc: Doc, have: set[str]) -> None:
     item_type, item_id = item
     if item_type not in _TABLES or not doc["versions"]:
         return
-    have = set(versions_of(conn, item_type, item_id))
     missing = sorted(((k, v) for k, v in doc["versions"].items() if k not in have), key=lambda kv: (kv[1]["at"], kv[0]))
     if not missing:
         return
