@@ -47,6 +47,7 @@ TOOL_COMMANDS = {
     "update_system_pattern": "patterns update",
     "restore_version": "restore",
     "purge_item": "purge",
+    "promote_branch": "promote",
     "propose_cleanup": "tidy propose",
     "get_changesets": "tidy show",
     "amend_changeset": "tidy amend",
