@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: `homeport` run through the daemon imports no typing (homeport.cli._thin)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["lazy_names"]
 

@@ -7,10 +7,9 @@ lock and HTTP client to do so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from homeport._lazy import lazy_names
 
+TYPE_CHECKING = False  # not typing's: the thin path imports no typing (see homeport.cli._thin)
 if TYPE_CHECKING:
     from homeport.registry.file import InstanceRegistry, endpoint_for, port_is_free
     from homeport.registry.liveness import Liveness, healthz_pid, pid_running

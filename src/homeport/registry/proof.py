@@ -28,7 +28,6 @@ import secrets
 import socket
 import struct
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = [
     "PROOF_PATH",
@@ -72,7 +71,7 @@ def proof_for(key: bytes, nonce: str, address: str, pid: int) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def verify_proof(key: bytes, nonce: str, address: str, pid: int, answer: Any) -> bool:
+def verify_proof(key: bytes, nonce: str, address: str, pid: int, answer: object) -> bool:
     """Whether `answer` (the owner's JSON) proves that the instance `pid`, holding `key`, answered `nonce`
     on the connection at `address`."""
     if not isinstance(answer, Mapping) or answer.get("pid") != pid:
@@ -83,7 +82,7 @@ def verify_proof(key: bytes, nonce: str, address: str, pid: int, answer: Any) ->
     return hmac.compare_digest(proof.encode("ascii"), proof_for(key, nonce, address, pid).encode("ascii"))
 
 
-def connection_address(family: int, address: Any) -> str | None:
+def connection_address(family: int, address: object) -> str | None:
     """`tcp:IP:PORT` or `unix:PATH` for a socket address (the peer's, for a front end; its own, for an
     owner), or None for anything else."""
     if family == socket.AF_UNIX:
@@ -95,7 +94,7 @@ def connection_address(family: int, address: Any) -> str | None:
     return None
 
 
-def owner_address(server: Any) -> str | None:
+def owner_address(server: object) -> str | None:
     """What `connection_address` is for the owner's own end of a connection, from an ASGI scope's
     `server` ((host, port) over TCP, (path, None) on a unix socket)."""
     if not isinstance(server, (tuple, list)) or len(server) != 2:
