@@ -206,6 +206,40 @@ def report(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def heldout() -> str:
+    """Precision, recall and near-miss merges on pairs written after the thresholds were fixed."""
+    data = json.loads((CORPUS.parent / "heldout.json").read_text(encoding="utf-8"))
+    texts = sorted({t for pair in data["duplicates"] + data["near_misses"] for t in pair})
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.open(Path(tmp), create=True)
+        assert store is not None
+        try:
+            ids = {decisions.log_decision(store, t)["id"]: t for t in texts}
+            cs = tidy.propose_cleanup(store, kinds=["duplicate"])
+        finally:
+            store.close()
+    clusters = [frozenset(ids[i["id"]] for i in e["items"]) for e in cs["entries"] if e["kind"] == "duplicate"]
+    proposed = {frozenset(p) for c in clusters for p in itertools.combinations(sorted(c), 2)}
+    labelled = {frozenset(p) for p in data["duplicates"]}
+    near = [frozenset(p) for p in data["near_misses"]]
+    precision = len(proposed & labelled) / len(proposed) if proposed else 1.0
+    recall = len(proposed & labelled) / len(labelled)
+    merged = sum(any(p <= c for c in clusters) for p in near)
+    lines = [
+        "",
+        f"Held out (bench/tidy/heldout.json, written after tuning, one change since: {len(labelled)} duplicate pairs, "
+        f"{len(near)} near-misses, {len(texts)} decisions):",
+        "",
+        f"- duplicate precision {precision:.3f} ({len(proposed)} proposed pairs), recall {recall:.3f}, "
+        f"near-misses merged {merged} of {len(near)}",
+    ]
+    for pair in sorted(sorted(p) for p in proposed - labelled):
+        lines.append(f"  - false merge: {pair}")
+    for pair in sorted(sorted(p) for p in labelled - proposed):
+        lines.append(f"  - missed: {pair}")
+    return "\n".join(lines)
+
+
 def unlabelled() -> str:
     """The merges and contradictions proposed on memories tidy was not tuned on, for a person to read."""
     lines = ["", "Proposals on the retrieval sets (not used for tuning):", ""]
@@ -253,6 +287,7 @@ def main() -> None:
     args = parser.parse_args()
     result = measure()
     print(report(result))
+    print(heldout())
     print(unlabelled())
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

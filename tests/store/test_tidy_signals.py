@@ -13,9 +13,11 @@ DUPLICATES = [
     ("Background jobs run on Dramatiq with Redis", "Run background jobs on Dramatiq backed by Redis"),
     ("Prices include VAT in the storefront", "Storefront prices are shown including VAT"),
     ("Invoices are rendered to PDF with WeasyPrint", "Render invoices to PDF using WeasyPrint"),
+    ("One repository class per aggregate root", "Each aggregate root gets a repository class"),
 ]
 NEVER_MERGED = [
     ("Use Postgres 15 in production", "Use Postgres 16 in production", "contradiction"),
+    ("Heart rate samples are stored every second", "Heart rate samples are stored every five seconds", "contradiction"),
     ("Guest checkout is allowed", "Guest checkout is not allowed", "contradiction"),
     ("Reviews are public without moderation", "Reviews are not public without moderation", "contradiction"),
     ("Enable two-factor login for admins", "Disable two-factor login for admins", "contradiction"),

@@ -104,7 +104,7 @@ class Signals:
     chars: float  # Jaccard of 4-character shingles
     meaning: float | None  # cosine of the embeddings, when both have one
     same_citations: bool  # identical non-empty citation sets
-    numbers_differ: bool  # each names a number the other does not
+    numbers_differ: bool  # they name different numbers (or one names a number, the other none)
     negation_differs: bool  # one negates, the other does not
     opposites: tuple[str, str] | None  # an antonym pair, one word on each side
     substituted: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # distinctive words only one side has
@@ -195,8 +195,23 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# "one" is left out: far more often "a" than a count ("one repository per aggregate").
+_NUMBER_WORD_TEXT = """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty"""
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(_NUMBER_WORD_TEXT.split(), start=2)} | {
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "hundred": "100",
+    "thousand": "1000",
+}
+
+
 def _numbers(text: str) -> set[str]:
-    return set(_NUMBER.findall(text))
+    """The numbers `text` names, in digits or in words ("five" is 5)."""
+    spelled = {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS}
+    return set(_NUMBER.findall(text)) | spelled
 
 
 def _negations(text: str) -> frozenset[str]:
@@ -245,7 +260,7 @@ def signals(
         chars=max(_jaccard(shingles(a), shingles(b)), _jaccard(_bag_shingles(words_a), _bag_shingles(words_b))),
         meaning=meaning,
         same_citations=same_citations,
-        numbers_differ=bool(nums_a ^ nums_b) and bool(nums_a) and bool(nums_b),
+        numbers_differ=nums_a != nums_b,
         negation_differs=_negations(a) != _negations(b),
         opposites=_opposites(raw_a, raw_b),
         substituted=_substituted(words_a, words_b),
