@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OtherLoad, percentile, wait_until_quiet
 
-from homeport.store.vectors import VectorCache, _best_chunk_per_item
+from homeport.store.vectors import VectorCache, _best_chunk_per_item, _scored
 
 MODEL = "bench-synthetic"
 K = 10
@@ -103,11 +103,25 @@ def stats(ms: list[float]) -> str:
     return f"{percentile(ms, 50):.2f} / {percentile(ms, 95):.2f}"
 
 
+class Raw:
+    """What VectorCache reads through on SQLite (store.vectors._Sql), without its change marks."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params or {})
+
+    def mark(self) -> None:
+        return None  # every search checks the table's (max id, count), as on PostgreSQL
+
+
 def blob_search(cache: VectorCache, conn: sqlite3.Connection, path: Path, query: np.ndarray) -> list[int]:
     """VectorCache's search without the SQL fetch of the hit rows (which either store would need)."""
-    matrix = cache._current(conn, path, MODEL, int(query.shape[0]))
-    scores = np.einsum("ij,j->i", matrix.vectors, query)
-    return [int(matrix.keys[p]) >> 3 for p in _best_chunk_per_item(scores, matrix.keys, K)]
+    matrix = cache._current(Raw(conn), str(path), MODEL, int(query.shape[0]))  # type: ignore[arg-type]
+    rows, scores = _scored(matrix, query)
+    keys = matrix.keys[rows]
+    return [int(keys[p]) >> 3 for p in _best_chunk_per_item(scores, keys, K)]
 
 
 def measure(size: int, queries: int, dim: int, folder: Path, vec_reason: str | None) -> dict[str, Any]:
