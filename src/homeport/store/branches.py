@@ -25,7 +25,7 @@ import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +66,14 @@ _NOWHERE = {"branch": None, "head_commit": None, "worktree": None}
 _UNSET: Any = object()
 
 
-@dataclass
+@dataclass(slots=True)  # one per call of the pipeline: slots make it cheap to build
 class Place:
     """One call's work tree: where its writes are made, what its reads may see, what they hid."""
 
     root: Path | None
     scoping: bool = True  # new decisions and patterns belong to the branch (not for imports and restores)
     store: Store | None = None  # the call's own store: other workspaces' stores searched with it are not here
-    hidden: dict[tuple[str, int], tuple[str | None, str]] = field(default_factory=dict)  # item: (branch, reason)
+    hidden: dict[tuple[str, int], tuple[str | None, str]] | None = None  # item: (branch, reason), once any
     _repo: Any = _UNSET
     _location: Any = _UNSET
     _view: Any = _UNSET
@@ -99,7 +99,7 @@ class Place:
 
     @property
     def hidden_on_other_branches(self) -> int:
-        return len(self.hidden)
+        return len(self.hidden) if self.hidden else 0
 
     def report(self) -> dict[str, Any]:
         """What a result adds when reads of the call hid items: the count, and why by branch."""
@@ -279,6 +279,8 @@ def note_hidden(item_type: str, hidden_items: dict[int, tuple[str | None, str]],
 def _count(key: tuple[str, int], why: tuple[str | None, str]) -> None:
     place = _PLACE.get()
     if place is not None:
+        if place.hidden is None:
+            place.hidden = {}
         place.hidden[key] = why  # an item hidden by two reads of one call counts once
 
 
