@@ -80,13 +80,16 @@ def propose_cleanup(
         raise InvalidItemError(f"unknown kind(s) {', '.join(unknown)}; use any of {', '.join(KINDS)}")
     if stale_days < 1:
         raise InvalidItemError(f"stale_days {stale_days} is below 1; pass how many days untouched make an entry stale")
-    with store.write() as conn:
+    # Found in a read (seconds on 10,000 items must not hold the writers back); an item that changes before
+    # the apply no longer has the hash taken here, and the apply is refused.
+    with store.read() as conn:
         entries = find_entries(conn, scope=scope, kinds=wanted, stale_days=stale_days)
         if "stale" in wanted:
             entries += cited_stale_entries(stale_citations, {k for e in entries for k in ops.keys_of([e])}, scope)
         for number, entry in enumerate(entries, start=1):
             entry["id"] = number
         hashes = {ops.name_of(k): item_hash(conn, k) for k in ops.keys_of(entries, every=True)}
+    with store.write() as conn:
         writer = current_writer()
         changeset_id = int(
             conn.execute(

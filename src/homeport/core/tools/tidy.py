@@ -18,6 +18,7 @@ from homeport.core.pipeline import Call
 from homeport.core.tools.memory import IdArg, Json
 from homeport.store import lifecycle, tidy
 from homeport.store.fields import LongText
+from homeport.store.loop_calls import may_wait
 
 __all__: list[str] = []
 
@@ -43,6 +44,7 @@ def propose_cleanup(
     kinds: Annotated[list[Kind] | None, Field(description="What to look for; omit for all four.")] = None,
     stale_days: Annotated[int, Field(ge=1, le=3650, description="Days untouched that make progress stale.")] = 90,
 ) -> Json:
+    may_wait("a proposal reads every item")  # seconds on a large memory: off the event loop
     store = call.require_store()
     cited: list[dict[str, Any]] = []
     if kinds is None or "stale" in kinds:
