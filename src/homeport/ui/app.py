@@ -148,6 +148,7 @@ class Dashboard:
         progress = await page.tool("get_progress", root, tree=True)
         patterns = await page.tool("get_system_patterns", root, limit=1000)
         custom = await page.tool("get_custom_data", root)
+        conflicts = await page.tool("sync_conflicts", root, limit=20)  # concurrent edits a git sync settled
         self.visited.appendleft(root)
         categories: dict[str, list[dict[str, Any]]] = {}
         for entry in custom["items"]:
@@ -171,6 +172,7 @@ class Dashboard:
             glossary=glossary,
             took_ms=round((time.perf_counter() - started) * 1000, 1),
             deleted=page.request.query_params.get("deleted"),
+            conflicts=conflicts,
         )
 
     async def item(self, page: Page) -> Response:
