@@ -58,13 +58,14 @@ def per_call_us(run: Callable[[], Any], calls: int) -> float:
 
 @contextlib.contextmanager
 def without_hooks() -> Iterator[None]:
-    saved = citing.annotate, citing.annotate_hits
+    saved = citing.annotate, citing.annotate_hits, citing.one_read
     citing.annotate = lambda call, item_type, items: items  # type: ignore[assignment]
     citing.annotate_hits = lambda call, hits: hits  # type: ignore[assignment]
+    citing.one_read = lambda call: contextlib.nullcontext()  # type: ignore[assignment]
     try:
         yield
     finally:
-        citing.annotate, citing.annotate_hits = saved
+        citing.annotate, citing.annotate_hits, citing.one_read = saved
 
 
 def warm_checks(root: Path, rounds: int, calls: int) -> dict[str, float]:

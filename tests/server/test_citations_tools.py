@@ -172,3 +172,56 @@ async def test_patterns_progress_and_custom_data_take_cites_and_read_with_their_
         assert pattern["citation_status"] == "changed"
         item = (await call(c, "get_item", item_type="custom_data", item_id=k["id"], workspace=ws))["item"]
         assert item["citations"][0]["status"] == "changed"
+
+
+@MODES
+async def test_a_quoted_line_that_holds_a_secret_is_refused_like_the_items_text(server_factory, projects, mode):
+    root = git_project(projects["alpha"])
+    (root / "settings.py").write_text('AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n')
+    ws = str(root)
+    async with Client(server_factory(), mode=mode) as c:
+        code, text = await refused(
+            c, "log_decision", summary="keys live here", cites=[{"path": "settings.py", "lines": "1"}], workspace=ws
+        )
+        assert code == "secret_detected" and "AKIAIOSFODNN7EXAMPLE" not in text
+        assert (await call(c, "get_decisions", workspace=ws))["decisions"] == []
+
+
+async def test_a_logical_workspace_refuses_citations_it_has_no_files_for(server_factory, tmp_path):
+    server = server_factory(
+        transport="http", logical_workspaces=True, data_dir=tmp_path / "data", allow_roots=(tmp_path,)
+    )
+    async with Client(server) as c:
+        code, text = await refused(
+            c, "log_decision", summary="x", cites=[{"path": "a.py", "lines": "1"}], workspace="acme/api"
+        )
+        assert code == "logical_workspace" and "acme/api" in text
+        await call(c, "log_decision", summary="plain", workspace="acme/api")
+        assert (await call(c, "verify_citations", workspace="acme/api"))["items_checked"] == 0
+
+
+@MODES
+async def test_get_context_puts_stale_items_last_and_labels_them(server_factory, projects, mode):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    async with Client(server_factory(), mode=mode) as c:
+        stale = await call(
+            c,
+            "log_decision",
+            summary="backoff retries backoff",
+            cites=[{"path": "payments/retry.py", "lines": "8-13"}],
+            workspace=ws,
+        )
+        fresh = await call(
+            c,
+            "log_decision",
+            summary="backoff note",
+            cites=[{"path": "payments/retry.py", "lines": "4-6"}],
+            workspace=ws,
+        )
+        plain = await call(c, "log_decision", summary="backoff plain", workspace=ws)
+        (root / "payments" / "retry.py").write_text(RETRY.replace("gave up", "stopped"))
+        items = (await call(c, "get_context", task="change the backoff", workspace=ws))["items"]
+    order = [(i["id"], i.get("citation_status")) for i in items]
+    assert order[-1] == (stale["id"], "changed")
+    assert {(fresh["id"], "fresh"), (plain["id"], None)} <= set(order[:-1])

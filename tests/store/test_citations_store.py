@@ -95,3 +95,16 @@ def test_a_reader_that_found_no_citations_sees_those_another_process_writes(stor
     else:
         citations.set_citations(store, "decision", d["id"], [anchor("a.py", 1, 2)])
     assert [r["path"] for r in citations.rows_of(store, "decision", [d["id"]])[d["id"]]] == ["a.py"]
+
+
+def test_a_purged_item_leaves_no_citation_and_a_restored_one_gets_its_own_back(store):
+    from homeport.store import item_history
+
+    kept = decisions.log_decision(store, "kept", citations=[anchor("k.py", 1, 1, "KEY = 1")])
+    gone = decisions.log_decision(store, "gone", citations=[anchor("g.py", 1, 1, "TOKEN = 2")])
+    decisions.delete_decision(store, kept["id"])
+    decisions.delete_decision(store, gone["id"])
+    item_history.restore_version(store, "decision", kept["id"], 1)
+    assert [r["quote"] for r in citations.rows_of(store, "decision", [kept["id"]])[kept["id"]]] == ["KEY = 1"]
+    item_history.purge_item(store, "decision", gone["id"])
+    assert citations.rows_of(store, "decision", [gone["id"]]) == {}

@@ -14,7 +14,8 @@ without them stay on the loop. A logical workspace has no directory here: its ci
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,7 @@ __all__ = [
     "annotate_hits",
     "annotate_one",
     "confirm",
+    "one_read",
     "verify",
 ]
 
@@ -65,6 +67,17 @@ CitesArg = Annotated[
         ),
     ),
 ]
+
+
+@contextlib.contextmanager
+def one_read(call: Call) -> Iterator[None]:
+    """Hold one read of the call's store open: the reads inside (the items, then their citations) join it,
+    one snapshot and one transaction instead of one each (`Store.read`)."""
+    if call.store is None:
+        yield
+        return
+    with call.store.read():
+        yield
 
 
 def _tree(call: Call) -> WorkTree | None:
@@ -170,6 +183,8 @@ def annotate(call: Call, item_type: str, items: Any) -> Any:
     if not isinstance(listed, list) or not listed or item_type not in stored.CITABLE_TYPES:
         return items
     checked = _citations_of(call, item_type, [i["id"] for i in listed if isinstance(i, dict) and "id" in i])
+    if not checked:
+        return items
     for item in listed:
         cites = checked.get(item.get("id", -1)) if isinstance(item, dict) else None
         if cites:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, select
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
-from homeport.store import contexts, custom_data, decisions, patterns, progress, versions
+from homeport.store import citations, contexts, custom_data, decisions, patterns, progress, versions
 from homeport.store._common import utc_stamp
 from homeport.store.database import Store
 from homeport.store.items import CONTEXT_ID, CONTEXT_TYPES, check_type
@@ -127,6 +127,7 @@ def purge_item(store: Store, item_type: str, item_id: int) -> dict[str, Any]:
             raise ItemNotFoundError(f"{item_type} {item_id} has no history to purge")
         w = item_writers.c
         conn.execute(delete(item_writers).where(w.item_type == item_type, w.item_id == item_id))
+        citations.replace(conn, item_type, item_id, [])  # their quotes are the item's text too
     return {"purged": {"type": item_type, "id": item_id, "versions": removed}}
 
 

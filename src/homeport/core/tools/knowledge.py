@@ -68,8 +68,9 @@ def search_items(
         return found
 
     if not workspaces:
-        found = one(call.store)
-        found["results"] = citing.annotate_hits(call, found["results"])  # stale ones last, labelled
+        with citing.one_read(call):  # the hits and their citations from one snapshot
+            found = one(call.store)
+            found["results"] = citing.annotate_hits(call, found["results"])  # stale ones last, labelled
         return found
     assert call.workspace is not None
     searched = [call.workspace, *_other_workspaces(call, workspaces)]

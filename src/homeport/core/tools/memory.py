@@ -104,10 +104,11 @@ def _with_duplicate_notice(call: Call, written: Json) -> Json:
 
 @CATALOG.tool("memory", READ, "List decisions, newest first, optionally by tags.", key="decisions")
 def get_decisions(call: Call, limit: LimitArg = 20, tags_any: TagsArg = None, tags_all: TagsArg = None) -> Any:
-    hidden = lifecycle.hidden_of(call.store, "decision")
-    wider = min(limit + len(hidden), 1000)
-    found = decisions.get_decisions(call.store, limit=wider, tags_any=tags_any, tags_all=tags_all)
-    return citing.annotate(call, "decision", _shown("decisions", found, "decision", hidden, limit))
+    with citing.one_read(call):  # the items and their citations from one snapshot
+        hidden = lifecycle.hidden_of(call.store, "decision")
+        wider = min(limit + len(hidden), 1000)
+        found = decisions.get_decisions(call.store, limit=wider, tags_any=tags_any, tags_all=tags_all)
+        return citing.annotate(call, "decision", _shown("decisions", found, "decision", hidden, limit))
 
 
 def _shown(key: str, rows: list[dict[str, Any]], item_type: str, hidden: set[tuple[str, int]], limit: int) -> Any:
@@ -183,10 +184,11 @@ def get_progress(
             return forest
         forest, passed = lifecycle.visible_tree(forest, hidden)
         return {"progress": forest, "hidden_expired": passed} if passed else forest
-    hidden = lifecycle.hidden_of(call.store, "progress")
-    wider = min(limit + len(hidden), 1000)
-    found = progress.get_progress(call.store, status=status, parent_id=parent_id, limit=wider)
-    return citing.annotate(call, "progress", _shown("progress", found, "progress", hidden, limit))
+    with citing.one_read(call):  # the items and their citations from one snapshot
+        hidden = lifecycle.hidden_of(call.store, "progress")
+        wider = min(limit + len(hidden), 1000)
+        found = progress.get_progress(call.store, status=status, parent_id=parent_id, limit=wider)
+        return citing.annotate(call, "progress", _shown("progress", found, "progress", hidden, limit))
 
 
 @CATALOG.tool(
@@ -233,10 +235,12 @@ def log_system_pattern(
 
 @CATALOG.tool("memory", READ, "List system patterns by name, optionally by tags.", key="system_patterns")
 def get_system_patterns(call: Call, tags_any: TagsArg = None, tags_all: TagsArg = None, limit: LimitArg = 50) -> Any:
-    hidden = lifecycle.hidden_of(call.store, "system_pattern")
-    wider = min(limit + len(hidden), 1000)
-    found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=wider)
-    return citing.annotate(call, "system_pattern", _shown("system_patterns", found, "system_pattern", hidden, limit))
+    with citing.one_read(call):  # the items and their citations from one snapshot
+        hidden = lifecycle.hidden_of(call.store, "system_pattern")
+        wider = min(limit + len(hidden), 1000)
+        found = patterns.get_system_patterns(call.store, tags_any=tags_any, tags_all=tags_all, limit=wider)
+        shown = _shown("system_patterns", found, "system_pattern", hidden, limit)
+        return citing.annotate(call, "system_pattern", shown)
 
 
 @CATALOG.tool("memory", DELETE, "Delete a system pattern with its tags and links. Returns what was removed.")
@@ -266,8 +270,9 @@ def log_custom_data(call: Call, category: Category, key: Key, value: JsonValue, 
 
 @CATALOG.tool("memory", READ, "Read custom data, optionally one category or one (category, key).", key="items")
 def get_custom_data(call: Call, category: str | None = None, key: str | None = None) -> Any:
-    found = custom_data.get_custom_data(call.store, category=category, key=key)
-    if key is not None:  # one entry asked for by its key is read as it is, hidden or not
-        return citing.annotate(call, "custom_data", found)
-    shown = _shown("items", found, "custom_data", lifecycle.hidden_of(call.store, "custom_data"), len(found))
-    return citing.annotate(call, "custom_data", shown)
+    with citing.one_read(call):  # the items and their citations from one snapshot
+        found = custom_data.get_custom_data(call.store, category=category, key=key)
+        if key is not None:  # one entry asked for by its key is read as it is, hidden or not
+            return citing.annotate(call, "custom_data", found)
+        shown = _shown("items", found, "custom_data", lifecycle.hidden_of(call.store, "custom_data"), len(found))
+        return citing.annotate(call, "custom_data", shown)
