@@ -324,7 +324,7 @@ AUTO_GAIN = 15.0
 def targets(modes: dict[str, Any]) -> list[dict[str, Any]]:
     words, auto = modes.get("words", {}), modes.get("auto", {})
     if "groups" not in words or "groups" not in auto:
-        why = "not measured (auto not available)"
+        why = "not measured (words and auto are both needed)"
         return [{"target": t, "words": None, "auto": None, "verdict": why} for t in (_GAIN_LABEL, _SHARED_LABEL)]
     out = []
     w, a = 100 * words["groups"]["overall"]["hit@10"], 100 * auto["groups"]["overall"]["hit@10"]

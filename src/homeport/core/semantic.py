@@ -28,8 +28,8 @@ __all__ = ["SEARCH_MODES", "SearchMode", "SemanticSearch"]
 
 SearchMode = Literal["auto", "words", "semantic"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "words", "semantic")
-# How many of each ranking auto mode fuses: deep enough that an item ranked low by one and high by
-# the other still surfaces.
+# How many of word search's ranking auto mode fuses: deep enough that an item ranked low by it and high
+# by meaning still surfaces (the ranking by meaning is taken 2 x limit deep, see `search`).
 _FUSION_DEPTH = 50
 _QUERY_CACHE = 256
 
@@ -148,7 +148,9 @@ class SemanticSearch:
         self.notice(store, wrote=False)
         query_vector = embedding.result() if embedding is not None else self._query_vector(embedder, query)
         hidden = branches.hidden_keys_of(store)  # decisions and patterns of branches the reader is not on
-        depth = (limit if mode == "semantic" else max(limit, _FUSION_DEPTH)) + len(hidden)
+        # Auto takes twice `limit` by meaning: with RRF k = 5 an item further down cannot reach the first
+        # `limit` (measured on the labelled sets: depth 20 and 50 gave the same hit@10 and MRR at limit 10).
+        depth = (limit if mode == "semantic" else 2 * limit) + len(hidden)
         meaning = self._cache.nearest(store, embedder.name, query_vector, filters=VectorFilters(**filters), limit=depth)
         meaning = branches.without_hidden(meaning, hidden)
         if mode == "semantic":
