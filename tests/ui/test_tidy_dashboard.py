@@ -69,6 +69,9 @@ async def test_a_proposal_is_reviewed_entry_by_entry_applied_by_its_reviewer_and
     item = html.unescape((await client.get("/ui/item", params={"ws": ws, "type": "decision", "id": a["id"]})).text)
     assert re.search(rf"Merged into <a [^>]*>decision #{a['id'] + 1}</a>, by <a [^>]*>changeset #1</a>", item)
     assert "stays readable here" in item
+    listing = (await client.get("/ui/w", params={"ws": ws})).text
+    row = next(r for r in listing.split("<tr>") if f"#{a['id']}<" in r)
+    assert 'class="badge"' in row and ">hidden<" in row
     reverted = await client.post("/ui/changeset/revert", data={"csrf": csrf_of(shown), "ws": ws, "id": "1"})
     assert reverted.status_code == 303
     assert "Changeset reverted." in (await client.get(reverted.headers["location"])).text

@@ -30,7 +30,12 @@ def memory_overview(call: Call) -> Json:
 def decision_page(
     call: Call, offset: Annotated[int, Field(ge=0, le=2**31)] = 0, limit: LimitArg = 50, tag: str | None = None
 ) -> Json:
-    return citing.annotate_one(call, "decision", browse.decision_page(call.store, offset=offset, limit=limit, tag=tag))
+    page = citing.annotate_one(call, "decision", browse.decision_page(call.store, offset=offset, limit=limit, tag=tag))
+    hidden = lifecycle.hidden_of(call.store, "decision")
+    for decision in page.get("decisions", ()):
+        if ("decision", decision["id"]) in hidden:  # merged, archived, superseded or expired: still listed, marked
+            decision["hidden"] = True
+    return page
 
 
 @CATALOG.tool(DASHBOARD, READ, "Every field of one item with an id.", key="item")
