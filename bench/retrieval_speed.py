@@ -26,7 +26,8 @@ alternating query by query so that a change in the machine's load hits both alik
   process), alternated, 5 times each: wall time from spawn to the answer of `initialize` and of the
   first `tools/call` (get_product_context), and whether onnxruntime is mapped after them.
 
-Prints Markdown tables, with the machine's load average.
+Prints Markdown tables, with the machine's load average. A before/after run: the same script with
+PYTHONPATH naming another version's src (its own chunking is used to build the stores).
 """
 
 from __future__ import annotations
@@ -159,9 +160,17 @@ def build_store(root: Path, n: int) -> None:
 
     from homeport.embedding.model import load_embedder
     from homeport.store import Store
-    from homeport.store.chunking import item_chunks
     from homeport.store.database import driver
     from homeport.store.decisions import insert_decision
+
+    try:
+        from homeport.store.chunking import item_chunks
+    except ImportError:  # a version from before title chunks (a before/after run with PYTHONPATH): its chunks
+
+        def item_chunks(title: str, body: str, tags: str = "") -> list[str]:
+            from homeport.store.chunking import chunk_text, item_text
+
+            return chunk_text(item_text(title, body, tags))
 
     embedder = load_embedder(None)
     base = records()
@@ -217,7 +226,7 @@ def phase_search(count: str, with_stdio: str) -> dict[str, Any]:
         # Recall of the two-step ranking against the exact one (only above the threshold is it used).
         chunks = len(next(iter(semantic._cache._matrices.values())).ids)
         out["chunks"] = chunks
-        if chunks > vector_store._EXACT_CHUNKS:
+        if chunks > getattr(vector_store, "_EXACT_CHUNKS", chunks):  # the two-step ranking exists and was used
             two_step = [
                 [h["id"] for h in semantic.search(store, t, mode="semantic", limit=10)["results"]] for t in texts
             ]
