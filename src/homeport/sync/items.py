@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, false, func, insert, or_, select, true, update
 
 from homeport.errors import InvalidItemError
 from homeport.store import search as search_index
@@ -120,29 +120,56 @@ def _natural_key(item_type: str, *parts: str) -> str:
     return f"{'cd' if item_type == 'custom_data' else 'sp'}-{digest}"
 
 
-def read_local(conn: Connection, only: set[Item] | None = None) -> Local:
+def read_local(conn: Connection, only: set[Item] | None = None, keys: dict[Item, str] | None = None) -> Local:
     """Every item of the store as a view (its versions left out: `versions_of` reads them for the few that changed).
 
-    With `only`, the views and digests of those items alone (every item's key is still known): what a sync
-    needs after applying a few files to a large store.
+    With `only` and `keys` (every item's file key, as an earlier read knew them), the views and digests of
+    those items alone, read with queries narrowed to them: what a sync needs after applying a few files to
+    a large store.
     """
-    known = {r.doc: Known(r.doc, r.item_type, r.item_id, r.digest, r.clocks) for r in conn.execute(select(sync_items))}
+    narrow = only is not None and keys is not None
+
+    def where(type_column: Any, id_column: Any) -> Any:
+        if not narrow:
+            return true()
+        assert only is not None
+        by_type: dict[str, list[int]] = defaultdict(list)
+        for t, i in only:
+            by_type[t].append(i)
+        return or_(false(), *((type_column == t) & id_column.in_(ids) for t, ids in by_type.items()))
+
+    if narrow:
+        known: dict[str, Known] = {}
+    else:
+        known = {
+            r.doc: Known(r.doc, r.item_type, r.item_id, r.digest, r.clocks) for r in conn.execute(select(sync_items))
+        }
     keyed = {(k.item_type, k.item_id): k.doc for k in known.values() if k.item_id is not None}
-    uids: dict[Item, str] = {(t, i): u for t, i, u in conn.execute(select(item_uids))}
+    uids: dict[Item, str] = {
+        (t, i): u
+        for t, i, u in conn.execute(select(item_uids).where(where(item_uids.c.item_type, item_uids.c.item_id)))
+    }
     tags: dict[Item, list[str]] = defaultdict(list)
-    for t, i, tag in conn.execute(select(item_tags.c.item_type, item_tags.c.item_id, item_tags.c.tag)):
+    tag_rows = select(item_tags.c.item_type, item_tags.c.item_id, item_tags.c.tag).where(
+        where(item_tags.c.item_type, item_tags.c.item_id)
+    )
+    for t, i, tag in conn.execute(tag_rows):
         tags[(t, i)].append(tag)
+    c = item_versions.c
     vmax: dict[Item, int] = {
         (t, i): n
         for t, i, n in conn.execute(
-            select(item_versions.c.item_type, item_versions.c.item_id, func.max(item_versions.c.version)).group_by(
-                item_versions.c.item_type, item_versions.c.item_id
-            )
+            select(c.item_type, c.item_id, func.max(c.version))
+            .where(where(c.item_type, c.item_id))
+            .group_by(c.item_type, c.item_id)
         )
     }
     rows: dict[Item, dict[str, Any]] = {}
     for item_type, table in _TABLES.items():
-        for r in conn.execute(select(table)):
+        chosen = [i for t, i in only or () if t == item_type]
+        if narrow and not chosen:
+            continue
+        for r in conn.execute(select(table).where(table.c.id.in_(chosen) if narrow else true())):
             rows[(item_type, r.id)] = dict(r._mapping)
     for r in conn.execute(select(contexts)):
         rows[(f"{r.kind}_context", CONTEXT_ID)] = {
@@ -151,7 +178,10 @@ def read_local(conn: Connection, only: set[Item] | None = None) -> Local:
             "created_at": None,
             "version": r.version,
         }
-    keys: dict[Item, str] = {}
+    if narrow:
+        assert keys is not None
+        return _views_of(conn, rows, uids, tags, vmax, keys, known, only, where)
+    keys = {}
     taken = set(known)
     for item, row in rows.items():
         item_type = item[0]
@@ -169,6 +199,20 @@ def read_local(conn: Connection, only: set[Item] | None = None) -> Local:
                     key = _natural_key(item_type, *parts, uids.get(item) or new_uid())  # renamed into a taken name
             taken.add(key)
         keys[item] = key
+    return _views_of(conn, rows, uids, tags, vmax, keys, known, only, where)
+
+
+def _views_of(
+    conn: Connection,
+    rows: dict[Item, dict[str, Any]],
+    uids: dict[Item, str],
+    tags: dict[Item, list[str]],
+    vmax: dict[Item, int],
+    keys: dict[Item, str],
+    known: dict[str, Known],
+    only: set[Item] | None,
+    where: Any,
+) -> Local:
     views: dict[Item, dict[str, Any]] = {}
     for item, row in rows.items():
         if only is not None and item not in only:
@@ -194,7 +238,7 @@ def read_local(conn: Connection, only: set[Item] | None = None) -> Local:
             "versions": {},
             "_version": row.get("version") or vmax.get(item, 0),
         }
-    for r in conn.execute(select(links)):
+    for r in conn.execute(select(links).where(where(links.c.source_type, links.c.source_id))):
         source, target = (r.source_type, r.source_id), (r.target_type, r.target_id)
         if source in views and target in keys:
             views[source]["links"][f"{r.relationship}\t{r.target_type}\t{keys[target]}"] = r.description
