@@ -47,6 +47,8 @@ TOOL_COMMANDS = {
     "update_system_pattern": "patterns update",
     "restore_version": "restore",
     "purge_item": "purge",
+    "verify_citations": "verify",
+    "confirm_citations": "confirm",
     "promote_branch": "promote",
     "propose_cleanup": "tidy propose",
     "get_changesets": "tidy show",

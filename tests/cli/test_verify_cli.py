@@ -48,13 +48,18 @@ def test_verify_exits_0_while_fresh_or_moved_and_1_once_a_citation_changed(runne
     assert moved.exit_code == 0, moved.output
     assert "moved" in moved.stdout and "billing.py:2-4" in moved.stdout
 
+    confirmed = invoke(runner, "confirm", "decision", str(json.loads(added.stdout)["id"]), "--json")
+    assert confirmed.exit_code == 0 and json.loads(confirmed.stdout)["citation_status"] == "fresh", confirmed.output
+    again = json.loads(invoke(runner, "verify", "--json", "--all").stdout)
+    assert [c["lines"] for i in again["items"] for c in i["citations"] if c["path"] == "billing.py"][0] == "2-4"
+
     (project / "billing.py").write_text(CODE.replace("* 100", "* 1000"))
     stale = invoke(runner, "verify", "--json")
     assert stale.exit_code == 1, stale.output
     report = json.loads(stale.stdout)
     assert report["failing"] and [i["citation_status"] for i in report["items"]] == ["changed"]
     listed = invoke(runner, "decisions", "list")
-    assert "cites: changed billing.py:1-3" in listed.stdout
+    assert "cites: changed billing.py:2-4" in listed.stdout  # anchored there by confirm
 
     (project / "billing.py").unlink()
     gone = invoke(runner, "verify", "--json")

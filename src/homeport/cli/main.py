@@ -39,6 +39,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "promote": LazyCommand("homeport.cli.branches:promote", "Show a branch's decisions on every branch."),
     "tidy": LazyCommand("homeport.cli.tidy:tidy", "Propose, apply and revert a cleanup of the memory."),
     "verify": LazyCommand("homeport.cli.verify:verify", "Check items' citations to code; exit 1 when any is stale."),
+    "confirm": LazyCommand("homeport.cli.verify:confirm", "Record a re-check of an item's citations; re-anchor them."),
     "activity": LazyCommand("homeport.cli.memory_graph:activity", "What changed recently, across every item type."),
     "export": LazyCommand("homeport.cli.memory_transfer:export", "Write the memory as files, one per item type."),
     "import": LazyCommand("homeport.cli.memory_transfer:import_", "Read an export back into the memory."),

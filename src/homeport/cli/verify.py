@@ -9,7 +9,7 @@ from rich.text import Text
 
 from homeport.cli.memory import Result, ToolCall, memory_tool
 
-__all__ = ["CITE_OPTION", "citation_line", "verify"]
+__all__ = ["CITE_OPTION", "citation_line", "confirm", "verify"]
 
 
 class CiteParam(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click stubs
@@ -38,6 +38,7 @@ CITE_OPTION = click.option(
     help="Code the item is about: PATH:40-58 or PATH#Symbol, relative to the project root (repeatable).",
 )
 
+CITED_TYPES = ["decision", "progress", "system_pattern", "custom_data"]
 # Exit codes: 0 every citation fresh, moved or unverifiable; 1 some citation changed or missing.
 STALE_EXIT = 1
 
@@ -89,3 +90,31 @@ def citation_line(item: Result) -> Text:
     worst = next((c for c in item.get("citations", []) if c["status"] == item["citation_status"]), None)
     where = f" {worst['path']}:{worst['lines']}" if worst and item["citation_status"] != "fresh" else ""
     return Text(f"\ncites: {item['citation_status']}{where}", style="red" if stale else "dim")
+
+
+@click.command()
+@click.argument("item_type", metavar="TYPE", type=click.Choice(CITED_TYPES))
+@click.argument("item_id", metavar="ID", type=int)
+@click.option(
+    "--accept-changes", is_flag=True, help="Also anchor changed citations where they are now (the item still holds)."
+)
+@memory_tool
+def confirm(call: ToolCall, item_type: str, item_id: int, accept_changes: bool) -> None:
+    """Record that you re-checked an item against the code it cites.
+
+    Moved citations are anchored at their new place; with --accept-changes, changed ones at the
+    lines they cover now. A missing citation cannot be confirmed: update the item with new --cite.
+
+    \b
+    Example: homeport confirm decision 7 --accept-changes
+    """
+    result = call.tool("confirm_citations", item_type=item_type, item_id=item_id, accept_changes=accept_changes)
+
+    def render(console: Console, r: Result) -> None:
+        console.print(
+            f"confirmed {r['item_type']} {r['item_id']}: {r['reanchored']} re-anchored, now {r['citation_status']}"
+        )
+        for reason in r.get("not_reanchored", []):
+            console.print(f"  not re-anchored: {reason}", style="dim")
+
+    call.show(result, render)
