@@ -414,6 +414,9 @@ def _any_scoped(conn: Connection) -> bool:
     """Whether any item is scoped and not promoted: on SQLite straight on the driver (0.7 µs, every read)."""
     if conn.dialect.name == "sqlite":
         return driver(conn).execute(_ANY_SQL).fetchone() is not None
+    known = conn.info.get("homeport_scoped")  # PostgreSQL: answered with the read's BEGIN (store.postgres)
+    if known is not None:
+        return bool(known)
     return _ANY.run(conn).first() is not None
 
 

@@ -108,7 +108,10 @@ class PostgresStore(Store):
         # search (measured at 100,000 items: 43 ms instead of 3), and one that does not match pgvector's partial
         # index, made for one model's name.
         settings = f"SET LOCAL search_path TO {schema}; SET LOCAL plan_cache_mode = force_custom_plan"
-        self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}"  # one snapshot, as on SQLite
+        # A read also learns, in the same round trip, whether any decision or pattern is scoped to a branch
+        # (`store.branches` asks before every read of them; as a statement of its own it was a round trip).
+        scoped = "SELECT EXISTS (SELECT 1 FROM item_branches WHERE promoted_at IS NULL)"
+        self._begin_read = f"BEGIN ISOLATION LEVEL REPEATABLE READ; {settings}; {scoped}"  # one snapshot
         self._begin_write = f"BEGIN; {settings}; SELECT pg_advisory_xact_lock({self._lock_id})"
         # The driver in autocommit sends no BEGIN of its own; ours opens the transaction, and psycopg's
         # commit and rollback end it (they send COMMIT or ROLLBACK whenever one is open).
@@ -128,7 +131,12 @@ class PostgresStore(Store):
         try:
             with self._stores.engine.connect() as conn:
                 conn = conn.execution_options(**self._options)
-                conn.exec_driver_sql(self._begin_write if write else self._begin_read)
+                if write:
+                    conn.exec_driver_sql(self._begin_write)
+                    conn.info["homeport_scoped"] = None
+                else:
+                    conn.begin()  # as exec_driver_sql's autobegin: conn.commit() below ends our BEGIN
+                    conn.info["homeport_scoped"] = _last_answer(conn, self._begin_read)
                 try:
                     yield conn
                     conn.commit()
@@ -158,6 +166,24 @@ class PostgresStore(Store):
     @property
     def engine(self) -> Engine:
         return self._stores.engine
+
+
+def _last_answer(conn: Connection, statements: str) -> bool | None:
+    """Run `statements` (one round trip) and return the single value of the last one's row, if it has one:
+    store.branches reads it instead of asking (a SharedStore's begin ends with no such row: None)."""
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(statements)
+        answer = None
+        while True:
+            answer = cursor.fetchone()[0] if cursor.description is not None else None
+            if not cursor.nextset():
+                break
+        return None if answer is None else bool(answer)
+    except conn.dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy would have raised it
+        raise SQLAlchemyError(str(exc)) from exc
+    finally:
+        cursor.close()
 
 
 class SharedStore(PostgresStore):
