@@ -214,12 +214,17 @@ def phase_search(count: str, with_stdio: str) -> dict[str, Any]:
         started = time.perf_counter()
         semantic.search(store, texts[0], mode="auto")
         out["first_auto_ms"] = (time.perf_counter() - started) * 1000
+        # Semantic mode on an instance of its own: the same query's vector kept by auto's search would
+        # spare it the embedding.
+        by_meaning = SemanticSearch(None, background=False)
+        by_meaning.search(store, texts[0], mode="semantic")
         times: dict[str, list[float]] = {"words": [], "auto": [], "semantic": []}
         for text in texts:
-            for mode in ("words", "auto", "semantic"):
+            for mode, searcher in (("words", semantic), ("auto", semantic), ("semantic", by_meaning)):
                 started = time.perf_counter()
-                semantic.search(store, text, mode=mode)  # type: ignore[arg-type]
+                searcher.search(store, text, mode=mode)  # type: ignore[arg-type]
                 times[mode].append((time.perf_counter() - started) * 1000)
+        by_meaning.close()
         for mode, values in times.items():
             out[f"inproc_{mode}_p50"] = percentile(values, 50)
             out[f"inproc_{mode}_p95"] = percentile(values, 95)
