@@ -11,7 +11,10 @@ from click.testing import CliRunner, Result
 
 from homeport.cli import cli
 
-CODE = "def charge(card):\n    total = card.amount * 100\n    return gateway.send(total)\n\n\ndef refund(card):\n    return gateway.undo(card)\n"
+CODE = (
+    "def charge(card):\n    total = card.amount * 100\n    return gateway.send(total)\n\n\n"
+    "def refund(card):\n    return gateway.undo(card)\n"
+)
 
 
 @pytest.fixture
@@ -51,7 +54,7 @@ def test_verify_exits_0_while_fresh_or_moved_and_1_once_a_citation_changed(runne
     confirmed = invoke(runner, "confirm", "decision", str(json.loads(added.stdout)["id"]), "--json")
     assert confirmed.exit_code == 0 and json.loads(confirmed.stdout)["citation_status"] == "fresh", confirmed.output
     again = json.loads(invoke(runner, "verify", "--json", "--all").stdout)
-    assert [c["lines"] for i in again["items"] for c in i["citations"] if c["path"] == "billing.py"][0] == "2-4"
+    assert next(c["lines"] for i in again["items"] for c in i["citations"]) == "2-4"
 
     (project / "billing.py").write_text(CODE.replace("* 100", "* 1000"))
     stale = invoke(runner, "verify", "--json")
@@ -75,3 +78,11 @@ def test_a_cite_outside_the_project_fails_in_one_line_naming_it(runner, project)
 def test_a_cite_that_is_neither_form_is_a_usage_error(runner, project):
     result = invoke(runner, "decisions", "add", "x", "--cite", "billing.py")
     assert result.exit_code == 2 and "PATH:LINES" in result.output
+
+
+def test_patterns_and_progress_take_cites_from_the_shell_too(runner, project):
+    pattern = invoke(runner, "patterns", "add", "Cents", "integers", "--cite", "billing.py#charge", "--json")
+    task = invoke(runner, "progress", "add", "TODO", "refunds in cents", "--cite", "billing.py:6-7", "--json")
+    assert pattern.exit_code == 0 and task.exit_code == 0, pattern.output + task.output
+    assert json.loads(pattern.stdout)["citation_status"] == json.loads(task.stdout)["citation_status"] == "fresh"
+    assert json.loads(invoke(runner, "verify", "--json").stdout)["counts"]["fresh"] == 2

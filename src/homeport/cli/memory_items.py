@@ -173,15 +173,20 @@ def progress() -> None:
 @click.argument("status_", metavar="STATUS")
 @click.argument("description")
 @click.option("--parent", "parent_id", type=int, metavar="ID", help="Nest it under this entry.")
+@CITE_OPTION
 @allow_secrets_option
 @memory_tool
-def progress_add(call: ToolCall, status_: str, description: str, parent_id: int | None) -> None:
+def progress_add(
+    call: ToolCall, status_: str, description: str, parent_id: int | None, cites: tuple[dict[str, str], ...]
+) -> None:
     """Record a progress entry.
 
     \b
     Example: homeport progress add TODO "Write the export" --parent 3
     """
-    result = call.tool("log_progress", status=status_, description=description, parent_id=parent_id)
+    result = call.tool(
+        "log_progress", status=status_, description=description, parent_id=parent_id, cites=list(cites) or None
+    )
     call.show(result, lambda c, r: c.print(confirm_line("logged", f"progress {r['id']}", _entry_line(r))))
 
 
@@ -297,15 +302,20 @@ def patterns() -> None:
 @click.argument("name")
 @click.argument("description")
 @click.option("--tag", "tags_", multiple=True, metavar="TAG", help="A tag (repeatable).")
+@CITE_OPTION
 @allow_secrets_option
 @memory_tool
-def patterns_add(call: ToolCall, name: str, description: str, tags_: tuple[str, ...]) -> None:
+def patterns_add(
+    call: ToolCall, name: str, description: str, tags_: tuple[str, ...], cites: tuple[dict[str, str], ...]
+) -> None:
     """Record a pattern; an existing NAME (any case) is updated.
 
     \b
     Example: homeport patterns add "Repository" "One module per table, no ORM sessions" --tag db
     """
-    result = call.tool("log_system_pattern", name=name, description=description, tags=list(tags_) or None)
+    result = call.tool(
+        "log_system_pattern", name=name, description=description, tags=list(tags_) or None, cites=list(cites) or None
+    )
     call.show(
         result,
         lambda c, r: c.print(confirm_line("updated" if r["updated"] else "logged", f"pattern {r['id']}", r["name"])),

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_CITES",
     "Cite",
     "CitesArg",
+    "anchor_row",
     "anchors_for",
     "annotate",
     "annotate_hits",
@@ -104,13 +105,14 @@ def anchors_for(call: Call, cites: Sequence[Cite] | None) -> list[dict[str, Any]
         raise InvalidItemError(f"{len(cites)} citations; an item cites at most {MAX_CITES} spans")
     assert call.workspace is not None
     tree = work_tree(call.root)  # a logical workspace raises here: there are no files to cite
-    rows = [_row(tree.anchor(c.path, lines=c.lines, symbol=c.symbol)) for c in cites]
+    rows = [anchor_row(tree.anchor(c.path, lines=c.lines, symbol=c.symbol)) for c in cites]
     if call.secrets is not None:  # the quotes come from the files, not from the arguments the gate saw
         call.secrets.check([r["quote"] for r in rows], prefix="cites")
     return rows
 
 
-def _row(anchor: Anchor) -> dict[str, Any]:
+def anchor_row(anchor: Anchor) -> dict[str, Any]:
+    """An anchor as `homeport.store.citations` stores it."""
     return {
         "path": anchor.path,
         "start_line": anchor.start,
@@ -243,10 +245,12 @@ def confirm(call: Call, item_type: str, item_id: int, *, accept_changes: bool = 
         take = verdict.status == "moved" or (accept_changes and verdict.status == "changed")
         if take and verdict.path is not None and verdict.start is not None and verdict.end is not None:
             anchor = tree.anchor(verdict.path, lines=f"{verdict.start}-{verdict.end}")
-            moved[row["position"]] = _row(anchor)
+            moved[row["position"]] = anchor_row(anchor)
         elif take:  # a changed span with no place to go to: anchored at its old lines as they read now
             try:
-                moved[row["position"]] = _row(tree.anchor(row["path"], lines=f"{row['start_line']}-{row['end_line']}"))
+                moved[row["position"]] = anchor_row(
+                    tree.anchor(row["path"], lines=f"{row['start_line']}-{row['end_line']}")
+                )
             except InvalidItemError as exc:
                 kept.append(f"{row['path']}: {exc}")
     with store.write() as conn:
