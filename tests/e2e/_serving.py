@@ -36,7 +36,7 @@ class Served:
         return self.process.wait(timeout=timeout)
 
 
-def run_to_exit(args: list[str], *, cwd: Path | str, env: Mapping[str, str] | None = None, timeout: float = 30):
+def run_to_exit(args: list[str], *, cwd: Path | str, env: Mapping[str, str] | None = None, timeout: float = 120):
     """Run `homeport serve ARGS` expecting it to stop by itself (a refusal); returns the finished process."""
     return subprocess.run(
         [sys.executable, *serve_args(*args)],
@@ -51,7 +51,7 @@ def run_to_exit(args: list[str], *, cwd: Path | str, env: Mapping[str, str] | No
 
 @contextlib.contextmanager
 def serving(
-    args: list[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None, deadline: float = 30
+    args: list[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None, deadline: float = 120
 ) -> Iterator[Served]:
     """`homeport serve --http ARGS` (on a free port unless ARGS name one), up once its banner is on stderr;
     stopped (SIGTERM, then SIGKILL) after."""

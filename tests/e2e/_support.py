@@ -29,7 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 CLI_BOOT = "from homeport.cli import main; main()"
 # Environment variables that are a workspace source (or change resolution) and must never leak in.
 _SOURCE_VARS = ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS")
-HEALTH_DEADLINE_S = 30.0
+# Hang guards, not deadlines: a start that takes 2 s alone took 20 s with other jobs on both cores.
+HEALTH_DEADLINE_S = 120.0
 STOP_DEADLINE_S = 10.0
 
 
