@@ -225,3 +225,17 @@ async def test_get_context_puts_stale_items_last_and_labels_them(server_factory,
     order = [(i["id"], i.get("citation_status")) for i in items]
     assert order[-1] == (stale["id"], "changed")
     assert {(fresh["id"], "fresh"), (plain["id"], None)} <= set(order[:-1])
+
+
+async def test_a_cited_read_on_an_http_server_leaves_the_event_loop_and_answers(server_factory, projects):
+    # Checking reads the project's files: on the HTTP event loop the call moves to a thread (may_wait).
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    server = server_factory(transport="http", allow_roots=(root.parent,))
+    async with Client(server) as c:
+        await call(
+            c, "log_decision", summary="cited", cites=[{"path": "payments/retry.py", "lines": "4-6"}], workspace=ws
+        )
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        hits = (await call(c, "search", query="cited", mode="words", workspace=ws))["results"]
+    assert got["citation_status"] == "fresh" and hits[0]["citation_status"] == "fresh"

@@ -2,9 +2,10 @@
 
 A citation is anchored when it is written: the cited file's lines `start..end`, each line normalised
 (every whitespace character removed, the way `git diff -w` compares lines, so a re-indent or a
-formatter's spacing keeps a citation fresh), a 64-bit key per normalised line (to find the span
-somewhere else) and a SHA-256 over the normalised span (what `fresh` compares). On read, `classify`
-compares an anchor with the code as it is now:
+formatter's spacing keeps a citation fresh), a 64-bit key per normalised line (what `classify`
+compares, and how the span is found somewhere else) and a SHA-256 over the normalised span (kept
+with the anchor, so a store can be audited without the file). On read, `classify` compares an
+anchor with the code as it is now:
 
     fresh         the span's normalised lines are at start..end of the same file
     moved         the same lines, adjacent and in order, elsewhere in that file (the occurrence nearest

@@ -28,7 +28,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from homeport.citations import symbols
-from homeport.citations.spans import Anchor, FileText, SpanIndex, Verdict, anchor_span, classify, parse_lines
+from homeport.citations.spans import (
+    MAX_SPAN_LINES,
+    Anchor,
+    FileText,
+    SpanIndex,
+    Verdict,
+    anchor_span,
+    classify,
+    parse_lines,
+)
 from homeport.errors import InvalidItemError
 
 __all__ = ["MAX_FILE_BYTES", "Blob", "WorkTree", "blob_id", "work_tree"]
@@ -263,7 +272,9 @@ class WorkTree:
                 known = ", ".join(list(found)[:12]) or "none"
                 raise InvalidItemError(f"citation of {rel}: symbol {symbol!r} is not defined there (found: {known})")
             start, end = found[symbol]
-            return anchor_span(rel, blob.text, start, min(end, start + 399), symbol=symbol, blob=blob.id)
+            # A definition longer than a citation may be is cited by its first MAX_SPAN_LINES lines.
+            end = min(end, start + MAX_SPAN_LINES - 1)
+            return anchor_span(rel, blob.text, start, end, symbol=symbol, blob=blob.id)
         assert lines is not None
         start, end = parse_lines(lines, rel)
         inner = symbols.enclosing(found, start, end) if found else None
