@@ -139,3 +139,24 @@ def test_a_workspace_below_the_repository_root_cites_relative_to_itself(repo):
 )
 def test_definitions_in_each_language_the_extra_ships(name, code, expected):
     assert definitions(name, code) == expected
+
+
+def test_a_directory_that_becomes_a_repository_is_checked_from_then_on(tmp_path):
+    root = tmp_path / "later"
+    root.mkdir()
+    (root / "a.py").write_text(SOURCE)
+    tree = WorkTree(root)
+    anchor = tree.anchor("a.py", lines="1-4")
+    assert tree.check([anchor])[0].status == "unverifiable"
+    git(root, "init", "-q", "-b", "main")
+    assert tree.check([anchor])[0].status == "fresh"
+
+
+def test_a_repository_removed_after_checking_leaves_other_files_unsearched_not_an_error(repo):
+    import shutil
+
+    tree = WorkTree(repo)
+    anchor = tree.anchor("pkg/retry.py", symbol="Retry.schedule")
+    (repo / "pkg" / "retry.py").unlink()
+    shutil.rmtree(repo / ".git")
+    assert tree.check([anchor])[0].status == "missing"

@@ -224,23 +224,32 @@ class WorkTree:
         with self._lock:
             if self._index is not None and sig == self._index_sig:
                 return self._index
-            index = repo.index
-            index.read(True)
-            files = []
-            for entry in index:
-                if not entry.path.startswith(self._prefix) or entry.mode not in (0o100644, 0o100755):
+            import pygit2
+
+            try:
+                return self._read_index(repo, sig)
+            except (pygit2.GitError, OSError, ValueError, KeyError):
+                return None  # the repository was removed or damaged since: no other file can be searched
+
+    def _read_index(self, repo: Any, sig: tuple[int, ...]) -> SpanIndex:
+        """Read the index's tracked files below the workspace root (the caller holds the lock)."""
+        index = repo.index
+        index.read(True)
+        files = []
+        for entry in index:
+            if not entry.path.startswith(self._prefix) or entry.mode not in (0o100644, 0o100755):
+                continue
+            ident = str(entry.id)
+            blob = _BLOBS.get(ident)
+            if blob is None:
+                obj = repo.get(entry.id)
+                if obj is None:
                     continue
-                ident = str(entry.id)
-                blob = _BLOBS.get(ident)
-                if blob is None:
-                    obj = repo.get(entry.id)
-                    if obj is None:
-                        continue
-                    blob = _BLOBS.put(Blob.of(obj.data, entry.path))
-                if blob.text is not None:
-                    files.append((entry.path[len(self._prefix) :], blob.text))
-            self._index, self._index_sig = SpanIndex(files), sig
-            return self._index
+                blob = _BLOBS.put(Blob.of(obj.data, entry.path))
+            if blob.text is not None:
+                files.append((entry.path[len(self._prefix) :], blob.text))
+        self._index, self._index_sig = SpanIndex(files), sig
+        return self._index
 
     # -- citing and checking ----------------------------------------------------------------------
 
@@ -282,6 +291,8 @@ class WorkTree:
 
     def check(self, anchors: Sequence[Anchor]) -> list[Verdict]:
         """Each anchor's status now, in order."""
+        if self._repo is None and os.path.exists(self.root / ".git"):
+            self._open_repository()  # `git init` since this process first looked
         if self._repo is None:
             return [Verdict("unverifiable", reason="the workspace is not a git work tree") for _ in anchors]
         return [self._check_one(anchor) for anchor in anchors]
