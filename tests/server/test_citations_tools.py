@@ -239,3 +239,25 @@ async def test_a_cited_read_on_an_http_server_leaves_the_event_loop_and_answers(
         (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
         hits = (await call(c, "search", query="cited", mode="words", workspace=ws))["results"]
     assert got["citation_status"] == "fresh" and hits[0]["citation_status"] == "fresh"
+
+
+@pytest.mark.postgres
+async def test_citations_over_mcp_on_a_postgresql_store(server_factory, projects, store_postgres_url):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    async with Client(server_factory(store_url=store_postgres_url)) as c:
+        d = await call(
+            c,
+            "log_decision",
+            summary="backoff on pg",
+            cites=[{"path": "payments/retry.py", "lines": "8-13"}],
+            workspace=ws,
+        )
+        (root / "payments" / "retry.py").write_text("\n" + RETRY)
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        assert got["citation_status"] == "moved" and got["citations"][0]["now"]["lines"] == "9-14"
+        confirmed = await call(c, "confirm_citations", item_type="decision", item_id=d["id"], workspace=ws)
+        assert confirmed["citation_status"] == "fresh"
+        (root / "payments" / "retry.py").unlink()
+        report = await call(c, "verify_citations", workspace=ws)
+    assert report["failing"] and report["counts"]["missing"] == 1
