@@ -128,7 +128,7 @@ class SemanticSearch:
         # With the model loaded, the query is embedded on another thread while the words are searched (both
         # release the GIL): auto costs the longer of the two, not their sum.
         embedding = None
-        if store is not None and self._embedder is not None:
+        if store is not None and self._embedder is not None and not self._known_query(self._embedder, query):
             embedding = self._query_pool().submit(self._query_vector, self._embedder, query)
         words = word_search.search(store, query, limit=max(limit, _FUSION_DEPTH) if mode == "auto" else 1, **filters)
         if store is None:
@@ -182,6 +182,10 @@ class SemanticSearch:
             while len(self._queries) > _QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector
+
+    def _known_query(self, embedder: Embedder, query: str) -> bool:
+        with self._lock:
+            return (embedder.name, query) in self._queries
 
     def _query_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:

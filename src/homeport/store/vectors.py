@@ -509,7 +509,7 @@ def _fetch(raw: _Sql, ranked: list[tuple[int, int, float]], filters: VectorFilte
     is enough, and the texts of the rest of the window are never read.
     """
     hits: list[dict[str, Any]] = []
-    step = max(16, 2 * limit)
+    step = limit + max(4, limit // 4)  # a few more than `limit`: some may have been deleted or be filtered out
     for start in range(0, len(ranked), step):
         hits += _fetch_slice(raw, ranked[start : start + step], filters, limit - len(hits))
         if len(hits) >= limit:
