@@ -33,8 +33,6 @@ _SAFE_CONFIG = (
     "core.hooksPath=/dev/null",
     "-c",
     "protocol.ext.allow=never",
-    "-c",
-    "gc.auto=0",
 )
 _COMMITTER = b"Homeport <homeport@localhost>"
 ZERO = "0" * 40
