@@ -39,13 +39,12 @@ from homeport.git.visibility import Origin, View, hidden_because
 from homeport.store._common import now
 from homeport.store.database import Prepared, Store, driver
 from homeport.store.loop_calls import may_wait
-from homeport.store.schema import decisions, item_branches, system_patterns
+from homeport.store.schema import item_branches
 from homeport.store.tags import filter_by_tags
 
 __all__ = [
     "SCOPED_TYPES",
     "Place",
-    "current_place",
     "forget",
     "hidden",
     "hidden_keys",
@@ -61,7 +60,6 @@ __all__ = [
 
 # Coordination (progress, contexts) and reference data (custom data) are shared by every branch.
 SCOPED_TYPES = ("decision", "system_pattern")
-_TABLES = {"decision": decisions, "system_pattern": system_patterns}
 _NOWHERE = {"branch": None, "head_commit": None, "worktree": None}
 _UNSET: Any = object()
 
@@ -145,10 +143,6 @@ class working_in:  # a function to its callers: `with working_in(root) as place`
 
     def __exit__(self, *_exc: object) -> None:
         _PLACE.reset(self._token)
-
-
-def current_place() -> Place | None:
-    return _PLACE.get()
 
 
 def place_columns() -> dict[str, Any]:
