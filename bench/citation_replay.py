@@ -40,7 +40,9 @@ and the checker's cost per citation. Nothing of the other repositories is copied
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
+import re
 import subprocess
 import sys
 import time
@@ -117,7 +119,15 @@ class Trees:
         return self._files[commit]
 
 
-def draw_spans(repo: pygit2.Repository, trees: Trees, c0: str, count: int, rng: random.Random) -> list[Anchor]:
+def draw_spans(
+    repo: pygit2.Repository,
+    trees: Trees,
+    c0: str,
+    count: int,
+    rng: random.Random,
+    symbols: dict[tuple[str, int, int], str],
+) -> list[Anchor]:
+    """Spans at C0; `symbols` gets the name of each span that is a whole definition, by (path, start, end)."""
     files = {p: t for p, t in trees.files(c0).items() if p.endswith(".py") and len(t.lines) >= 5}
     paths = sorted(files)
     anchors: list[Anchor] = []
@@ -130,10 +140,11 @@ def draw_spans(repo: pygit2.Repository, trees: Trees, c0: str, count: int, rng: 
         if rng.random() < 0.5:
             data = "\n".join(text.lines).encode()
             found = definitions(path, data) or {}
-            spans = [(a, b) for a, b in found.values() if b - a < 60]
-            if not spans:
+            named = [(name, (a, b)) for name, (a, b) in found.items() if b - a < 60]
+            if not named:
                 continue
-            start, end = rng.choice(spans)
+            name, (start, end) = rng.choice(named)
+            symbols.setdefault((path, start, end), name)
         else:
             start = rng.randint(1, len(text.lines))
             end = min(len(text.lines), start + rng.randint(0, 24))
@@ -230,7 +241,8 @@ def replay(
     c0 = history[c0_index]
     trees = Trees(repo)
     rng = random.Random(seed)
-    anchors = draw_spans(repo, trees, c0, spans, rng)
+    symbols: dict[tuple[str, int, int], str] = {}
+    anchors = draw_spans(repo, trees, c0, spans, rng, symbols)
     cases: list[Case] = []
     spent = 0.0
     checks = 0
@@ -254,8 +266,42 @@ def replay(
             got_place = (verdict.path, verdict.start) if verdict.status == "moved" else None
             assert verdict.path is None or verdict.start is not None
             cases.append(Case(name, anchor, c1, truth, place, verdict.status, got_place, identical))  # type: ignore[arg-type]
+            symbol = symbols.get((anchor.path, anchor.start, anchor.end))
+            if symbol is not None:
+                cases.append(with_symbol(name, anchor, symbol, own, index, c1, truth, place, identical))
         print(f"  {name} C0+{gap}: {len(anchors)} spans, {len(targets)} files blamed", file=sys.stderr)
     return cases, spent / max(checks, 1), commits
+
+
+def with_symbol(
+    repo: str,
+    anchor: Anchor,
+    symbol: str,
+    own: FileText | None,
+    index: SpanIndex,
+    c1: str,
+    truth: str,
+    place: tuple[str, int] | None,
+    identical: bool,
+) -> Case:
+    """The same span cited by its definition's name: the checker then says `missing` when the definition is
+    gone from the file. Truth: git's status, except that a span git calls changed is missing when no line
+    of the file defines the name any more (`def NAME` / `class NAME`, read with a regular expression,
+    not with the checker's parser)."""
+    anchored = dataclasses.replace(anchor, symbol=symbol)
+    data = "\n".join(own.lines).encode() if own is not None else b""
+    verdict = classify(
+        anchored,
+        own,
+        elsewhere=lambda: index,
+        symbol_lines=(lambda: (definitions(anchor.path, data) or {}).get(symbol)) if own is not None else None,
+    )
+    last = re.escape(symbol.rsplit(".", 1)[-1])
+    defines = re.compile(rf"^\s*(async\s+)?(def|class)\s+{last}\b")
+    if truth == "changed" and own is not None and not any(defines.match(line) for line in own.lines):
+        truth = "missing"
+    got_place = (verdict.path, verdict.start) if verdict.status == "moved" else None
+    return Case(repo + " [symbol]", anchored, c1, truth, place, verdict.status, got_place, identical)  # type: ignore[arg-type]
 
 
 def summarise(cases: list[Case]) -> dict[str, float | int]:
@@ -302,12 +348,23 @@ def main() -> None:
         else [(n, p, args.spans or s, b) for n, p, s, b in DEFAULT_REPOS]
     )
     everything: list[Case] = []
+    by_symbol: list[Case] = []
     lines = []
+    symbol_lines = []
     used: list[str] = []
     for name, path, spans, back in repos:
         gitdir = _gitdir(path)
         head = args.head.get(name, "HEAD")
         cases, cost, commits = replay(name, gitdir, spans, gaps, back, args.seed, head)
+        named = [c for c in cases if c.repo.endswith("[symbol]")]
+        cases = [c for c in cases if not c.repo.endswith("[symbol]")]
+        by_symbol.extend(named)
+        n = summarise(named)
+        symbol_lines.append(
+            f"| {name} | {len({(c.anchor.path, c.anchor.start, c.anchor.end) for c in named})} | {n['classified']} | "
+            f"{n['accuracy']:.1%} | {n['moved']} | {n['moved_precision']:.1%} | {n['fresh_when_stale']} | "
+            f"{sum(c.got == 'missing' for c in named)} / {sum(c.truth == 'missing' for c in named)} |"
+        )
         used.append(f"- {name}: C0 `{commits[0][:12]}`, later " + ", ".join(f"`{c[:12]}`" for c in commits[1:]))
         everything.extend(cases)
         s = summarise(cases)
@@ -331,6 +388,19 @@ def main() -> None:
             f"**{total['moved_precision']:.1%}** | **{total['fresh_when_stale']}** | "
             f"{total['identical_rewritten']} | |",
             "",
+            "The spans that are whole definitions, cited again by their name (`symbol`): the checker then",
+            "says `missing` when the definition is gone from the file, and git's `changed` becomes `missing`",
+            "in the truth when no line of the file defines the name any more (a regular expression on",
+            "`def NAME` / `class NAME`, not the checker's parser):",
+            "",
+            "| repository | definitions | classifications | status accuracy | moved | moved precision | "
+            "fresh when stale | missing: checker / truth |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            *symbol_lines,
+            f"| **all** | | {summarise(by_symbol)['classified']} | **{summarise(by_symbol)['accuracy']:.1%}** | "
+            f"{summarise(by_symbol)['moved']} | **{summarise(by_symbol)['moved_precision']:.1%}** | "
+            f"**{summarise(by_symbol)['fresh_when_stale']}** | |",
+            "",
             "Commits (C0, then C0 + each gap; the same spans at each):",
             "",
             *used,
@@ -349,7 +419,8 @@ def main() -> None:
         ]
     )
     print(report)
-    mistakes = [c for c in everything if not (c.got == c.truth and (c.got != "moved" or c.got_place == c.truth_place))]
+    right = lambda c: c.got == c.truth and (c.got != "moved" or c.got_place == c.truth_place)  # noqa: E731
+    mistakes = [c for c in everything + by_symbol if not right(c)]
     for c in mistakes[:40]:
         print(
             f"  {c.repo} {c.c1[:8]} {c.anchor.path}:{c.anchor.start}-{c.anchor.end} ({c.anchor.chars} chars): "
