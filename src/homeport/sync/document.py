@@ -156,9 +156,7 @@ def _record_set(
         entry["rm"] = sorted({*entry["rm"], *entry["add"]})
 
 
-def merge(
-    ours: Doc, theirs: Doc, bases: Sequence[Doc | None], detected_at: str | None = None
-) -> tuple[Doc, list[dict[str, Any]]]:
+def merge(ours: Doc, theirs: Doc, bases: Sequence[Doc | None]) -> tuple[Doc, list[dict[str, Any]]]:
     """The join of two files of one item, and the conflicts found (both sides changed a field since the bases).
 
     `bases` are the item's files in the merge bases of the two commits (None where a base lacks it).

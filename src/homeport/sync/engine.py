@@ -33,9 +33,10 @@ from homeport.store._common import now
 from homeport.store.database import Store
 from homeport.store.schema import sync_conflicts, sync_items, sync_state
 from homeport.store.uids import new_uid
+from homeport.sync.apply import apply_docs
 from homeport.sync.clock import HybridClock, stamp_millis
 from homeport.sync.document import Doc, decode, encode, max_clock, merge, record_local
-from homeport.sync.items import Known, Local, apply_docs, deleted_unsynced, doc_path, last_view, read_local, versions_of
+from homeport.sync.items import Known, Local, deleted_unsynced, doc_path, last_view, read_local, versions_of
 from homeport.sync.repository import Repository, find_repository
 
 __all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "sync_memory"]

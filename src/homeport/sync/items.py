@@ -1,11 +1,10 @@
-"""The local side of a sync: each item of a store as a *view* (what its file must say), and files applied back.
+"""The local side of a sync: each item of a store as a *view*, what its file must say (`apply` writes
+files back into a store).
 
 A view is everything about an item that travels: its fields, tags, outgoing links (their targets named
 by the target's file key, which is the same in every replica), its uid and stamps. Its digest is kept in
 `sync_items`, so a sync reads all items in a few queries but rebuilds only the files of items whose
-digest changed. Applying a file writes the item's row, tags, links, search entry and the versions the
-file has and the store lacks, directly: not through the tools' writes, which would add a version of
-their own for a value that is not a new write.
+digest changed.
 
 File keys: decisions and progress entries by uid; custom data by category and key, system patterns by
 name (two replicas that create the same entry meet in one file: the stores enforce those as unique);
@@ -21,18 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, false, func, insert, or_, select, true, update
+from sqlalchemy import Connection, false, func, or_, select, true
 
-from homeport.errors import InvalidItemError
-from homeport.store import search as search_index
-from homeport.store._common import dump_json, now
-from homeport.store.contexts import write_context
-from homeport.store.custom_data import checked_custom_data
-from homeport.store.database import insert_row
-from homeport.store.decisions import checked_decision
-from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
-from homeport.store.items import CONTEXT_ID, CONTEXT_TYPES, forget_item
-from homeport.store.patterns import checked_pattern
+from homeport.store._common import dump_json
+from homeport.store.items import CONTEXT_ID, CONTEXT_TYPES
 from homeport.store.schema import (
     contexts,
     custom_data,
@@ -45,16 +36,16 @@ from homeport.store.schema import (
     sync_items,
     system_patterns,
 )
-from homeport.store.tags import set_tags
-from homeport.store.uids import assign_uid, new_uid
-from homeport.sync.document import Doc, alive, live_links, live_tags, version_key
+from homeport.store.uids import new_uid
+from homeport.sync.document import version_key
 
 __all__ = [
     "ITEM_ORDER",
-    "Applied",
+    "TABLES",
+    "TAGGED",
+    "Item",
     "Known",
     "Local",
-    "apply_docs",
     "deleted_unsynced",
     "doc_path",
     "last_view",
@@ -62,7 +53,7 @@ __all__ = [
     "versions_of",
 ]
 
-_TABLES = {"decision": decisions, "progress": progress, "system_pattern": system_patterns, "custom_data": custom_data}
+TABLES = {"decision": decisions, "progress": progress, "system_pattern": system_patterns, "custom_data": custom_data}
 _FIELDS = {
     "decision": ("summary", "rationale", "implementation_details"),
     "progress": ("status", "description", "parent"),
@@ -71,7 +62,7 @@ _FIELDS = {
     "product_context": ("content",),
     "active_context": ("content",),
 }
-_TAGGED = ("decision", "system_pattern")
+TAGGED = ("decision", "system_pattern")
 # Parents before children, targets of links before their sources do not matter (links go last).
 ITEM_ORDER = ("product_context", "active_context", "decision", "system_pattern", "custom_data", "progress")
 Item = tuple[str, int]
@@ -165,7 +156,7 @@ def read_local(conn: Connection, only: set[Item] | None = None, keys: dict[Item,
         )
     }
     rows: dict[Item, dict[str, Any]] = {}
-    for item_type, table in _TABLES.items():
+    for item_type, table in TABLES.items():
         chosen = [i for t, i in only or () if t == item_type]
         if narrow and not chosen:
             continue
@@ -231,7 +222,7 @@ def _views_of(
         views[item] = {
             "uid": uids.get(item),
             "fields": fields,
-            "tags": sorted(tags.get(item, []), key=lambda t: (t.casefold(), t)) if item_type in _TAGGED else None,
+            "tags": sorted(tags.get(item, []), key=lambda t: (t.casefold(), t)) if item_type in TAGGED else None,
             "links": {},
             "created_at": row["created_at"],
             "updated_at": row["updated_at"],
@@ -256,7 +247,7 @@ def versions_of(conn: Connection, items: Iterable[Item]) -> dict[Item, dict[str,
     by_type: dict[str, list[int]] = defaultdict(list)
     for item_type, item_id in items:
         out[(item_type, item_id)] = {}
-        if item_type in _TABLES:
+        if item_type in TABLES:
             by_type[item_type].append(item_id)
     c = item_versions.c
     for item_type, ids in by_type.items():
@@ -306,257 +297,9 @@ def last_view(item_type: str, history: dict[str, dict[str, Any]]) -> dict[str, A
     return {
         "uid": None,
         "fields": {name: fields.get(name) for name in _FIELDS[item_type]},
-        "tags": tags if item_type in _TAGGED else None,
+        "tags": tags if item_type in TAGGED else None,
         "links": {},
         "versions": {},
         "created_at": newest["at"],
         "updated_at": newest["at"],
     }
-
-
-# -- applying files to the store ---------------------------------------------------------------------------
-
-
-@dataclass
-class Applied:
-    """What applying files changed in the store: items written and removed, links skipped."""
-
-    items: dict[str, Item | None] = field(default_factory=dict)  # file key -> the store's item (None: deleted)
-    removed: dict[str, int] = field(default_factory=dict)  # file key -> the id of the item a tombstone removed
-    skipped: list[str] = field(default_factory=list)
-
-
-def apply_docs(conn: Connection, local: Local, docs: dict[str, Doc]) -> Applied:
-    """Write every file of `docs` (key -> file) to the store, inside the open transaction.
-
-    `local` is the store as `read_local` saw it before; items are found by the file key it knows, else
-    by uid, natural key or kind.
-    """
-    result = Applied()
-    ids = result.items
-    for key, doc in sorted(docs.items(), key=lambda kv: (ITEM_ORDER.index(kv[1]["type"]), kv[0])):
-        item = _find(conn, local, key, doc)
-        if not alive(doc):
-            if item is not None:
-                _remove(conn, item)
-                result.removed[key] = item[1]
-            ids[key] = None
-            continue
-        ids[key] = _write(conn, item, doc)
-    resolve = _resolver(local, ids)
-    have = versions_of(conn, [item for item in ids.values() if item is not None])
-    for key, doc in docs.items():
-        item = ids.get(key)
-        if item is None:
-            continue
-        if doc["type"] == "progress":
-            _set_parent(conn, item[1], resolve(doc["fields"].get("parent", {}).get("v")), result, key)
-        _insert_missing_versions(conn, item, doc, set(have[item]))
-    for key, doc in docs.items():
-        item = ids.get(key)
-        if item is not None:
-            _set_links(conn, item, doc, resolve, result, key)
-    return result
-
-
-def _resolver(local: Local, ids: dict[str, Item | None]) -> Any:
-    def resolve(key: str | None) -> Item | None:
-        if key is None:
-            return None
-        if key in ids:
-            return ids[key]
-        return local.item_of(key)
-
-    return resolve
-
-
-def _find(conn: Connection, local: Local, key: str, doc: Doc) -> Item | None:
-    item_type = doc["type"]
-    item = local.item_of(key)
-    if item is not None:
-        return item
-    if item_type in CONTEXT_TYPES:
-        kind = item_type.removesuffix("_context")
-        exists = conn.execute(select(contexts.c.kind).where(contexts.c.kind == kind)).first()
-        return (item_type, CONTEXT_ID) if exists else None
-    uid = doc.get("uid")
-    if uid:
-        found = conn.execute(
-            select(item_uids.c.item_id).where(item_uids.c.uid == uid, item_uids.c.item_type == item_type)
-        ).scalar()
-        if found is not None:
-            return item_type, found
-    fields = {name: reg["v"] for name, reg in doc["fields"].items()}
-    if item_type == "custom_data":
-        found = conn.execute(
-            select(custom_data.c.id).where(
-                custom_data.c.category == fields.get("category"), custom_data.c.key == fields.get("key")
-            )
-        ).scalar()
-        return (item_type, found) if found is not None else None
-    if item_type == "system_pattern":
-        found = conn.execute(
-            select(system_patterns.c.id).where(system_patterns.c.name_key == str(fields.get("name", "")).casefold())
-        ).scalar()
-        return (item_type, found) if found is not None else None
-    return None
-
-
-def _remove(conn: Connection, item: Item) -> None:
-    item_type, item_id = item
-    forget_item(conn, item_type, item_id)
-    if item_type in CONTEXT_TYPES:
-        conn.execute(delete(contexts).where(contexts.c.kind == item_type.removesuffix("_context")))
-        return
-    if item_type == "progress":  # a child written elsewhere after this delete stays, without its parent
-        conn.execute(update(progress).where(progress.c.parent_id == item_id).values(parent_id=None))
-    table = _TABLES[item_type]
-    conn.execute(delete(table).where(table.c.id == item_id))
-
-
-def _write(conn: Connection, item: Item | None, doc: Doc) -> Item:
-    """The file's fields, tags and uid on the store's item (created when missing); returns it."""
-    item_type = doc["type"]
-    f = {name: reg["v"] for name, reg in doc["fields"].items()}
-    updated = doc["updated_at"] or now()
-    if item_type in CONTEXT_TYPES:
-        content = f.get("content") or {}
-        current = None
-        if item is not None:
-            kind = item_type.removesuffix("_context")
-            current = conn.execute(select(contexts.c.content).where(contexts.c.kind == kind)).scalar()
-        if current is None or json.loads(current) != content:
-            write_context(conn, item_type.removesuffix("_context"), content, changed_at=updated)
-        return item_type, CONTEXT_ID
-    title, body, category = "", "", None
-    if item_type == "decision":
-        summary = checked_decision(f.get("summary"), f.get("rationale"), f.get("implementation_details"))
-        values = {
-            "summary": summary,
-            "rationale": f.get("rationale"),
-            "implementation_details": f.get("implementation_details"),
-        }
-        title, body = summary, "\n".join(x for x in (values["rationale"], values["implementation_details"]) if x)
-    elif item_type == "progress":
-        status, description = (f.get("status") or "").strip(), (f.get("description") or "").strip()
-        if not status or not description:
-            raise InvalidItemError(f"progress file {doc['key']} has an empty status or description")
-        check_text(status, "progress status", MAX_LABEL_CHARS["status"])
-        check_text(description, "progress description", MAX_TEXT_CHARS)
-        values = {"status": status, "description": description}
-        title, body = description[:120], f"{description}\n{status}"
-    elif item_type == "system_pattern":
-        name, description = checked_pattern(f.get("name"), f.get("description"))
-        values = {"name": name, "name_key": name.casefold(), "description": description}
-        title, body = name, description
-    else:
-        category, key, stored = checked_custom_data(f.get("category"), f.get("key"), f.get("value"))
-        values = {"category": category, "key": key, "value": stored}
-        value = f.get("value")
-        title = f"{category}: {key}"
-        body = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    table = _TABLES[item_type]
-    values["updated_at"] = updated
-    if item is None:
-        values["created_at"] = doc["created_at"] or updated
-        new_id = insert_row(conn, insert(table).values(**values))
-        item = (item_type, new_id)
-    else:
-        conn.execute(update(table).where(table.c.id == item[1]).values(**values))
-    if doc.get("uid"):
-        current_uid = conn.execute(
-            select(item_uids.c.uid).where(item_uids.c.item_type == item_type, item_uids.c.item_id == item[1])
-        ).scalar()
-        if current_uid != doc["uid"]:
-            assign_uid(conn, item_type, item[1], doc["uid"])
-    tags: list[str] = []
-    if item_type in _TAGGED:
-        tags = set_tags(conn, item_type, item[1], live_tags(doc))
-    search_index.index_item(
-        conn, item_type, item[1], title=title, body=body, updated_at=updated, tags=tags, category=category
-    )
-    return item
-
-
-def _set_parent(conn: Connection, item_id: int, parent: Item | None, result: Applied, key: str) -> None:
-    parent_id = parent[1] if parent is not None else None
-    if parent_id is not None:  # concurrent moves can make a loop: the entry stays where it is
-        cursor: int | None = parent_id
-        while cursor is not None:
-            if cursor == item_id:
-                result.skipped.append(f"{key}: parent would make a loop")
-                return
-            cursor = conn.execute(select(progress.c.parent_id).where(progress.c.id == cursor)).scalar()
-    conn.execute(update(progress).where(progress.c.id == item_id).values(parent_id=parent_id))
-
-
-def _insert_missing_versions(conn: Connection, item: Item, doc: Doc, have: set[str]) -> None:
-    item_type, item_id = item
-    if item_type not in _TABLES or not doc["versions"]:
-        return
-    missing = sorted(((k, v) for k, v in doc["versions"].items() if k not in have), key=lambda kv: (kv[1]["at"], kv[0]))
-    if not missing:
-        return
-    top = conn.execute(
-        select(func.coalesce(func.max(item_versions.c.version), 0)).where(
-            item_versions.c.item_type == item_type, item_versions.c.item_id == item_id
-        )
-    ).scalar_one()
-    rows = []
-    for n, (_, v) in enumerate(missing, start=top + 1):
-        by = v["by"] or {}
-        rows.append(
-            {
-                "item_type": item_type,
-                "item_id": item_id,
-                "version": n,
-                "fields": dump_json(v["fields"]),
-                "deleted": bool(v["deleted"]),
-                "principal": by.get("principal"),
-                "client": by.get("client"),
-                "client_version": by.get("client_version"),
-                "tool": by.get("tool"),
-                "written_at": v["at"],
-            }
-        )
-    conn.execute(insert(item_versions), rows)
-
-
-def _set_links(conn: Connection, item: Item, doc: Doc, resolve: Any, result: Applied, key: str) -> None:
-    source_type, source_id = item
-    wanted: dict[tuple[str, str, int], str | None] = {}
-    for link_key, description in live_links(doc).items():
-        relationship, target_type, target_key = link_key.split("\t", 2)
-        target = resolve(target_key)
-        if target is None or target[0] != target_type:
-            result.skipped.append(f"{key}: link {relationship} to a {target_type} that is deleted here")
-            continue
-        wanted[(relationship, target_type, target[1])] = description
-    c = links.c
-    current = {
-        (r.relationship, r.target_type, r.target_id): (r.id, r.description)
-        for r in conn.execute(select(links).where(c.source_type == source_type, c.source_id == source_id))
-    }
-    for edge, (link_id, description) in current.items():
-        if edge not in wanted:
-            conn.execute(delete(links).where(c.id == link_id))
-        elif wanted[edge] != description:
-            conn.execute(update(links).where(c.id == link_id).values(description=wanted[edge]))
-    stamp = doc["updated_at"] or now()
-    for (relationship, target_type, target_id), description in wanted.items():
-        if (relationship, target_type, target_id) not in current:
-            conn.execute(
-                insert(links).values(
-                    source_type=source_type,
-                    source_id=source_id,
-                    target_type=target_type,
-                    target_id=target_id,
-                    relationship=relationship,
-                    description=description,
-                    created_at=stamp,
-                )
-            )
-
-
-def forget_known(conn: Connection, docs: Iterable[str]) -> None:
-    conn.execute(delete(sync_items).where(sync_items.c.doc.in_(list(docs))))
