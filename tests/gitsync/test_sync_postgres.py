@@ -50,3 +50,43 @@ def test_sqlite_and_postgresql_stores_converge_and_report_conflicts(clone, tmp_p
         assert [x["description"] for x in progress.get_progress(store)] == ["written on the team server"]
         assert open_conflicts(store)["count"] == 1
     assert git(a, "rev-parse", "refs/homeport/memory^{tree}") == git(b, "rev-parse", "refs/homeport/memory^{tree}")
+
+
+@pytest.fixture
+def shared_layout_stores(store_postgres_url):
+    """PostgreSQL's shared layout (every workspace in one set of tables) in a database of its own."""
+    import psycopg
+
+    from homeport.store.postgres import PostgresStores
+
+    name = store_postgres_url.rsplit("/", 1)[1] + "_sync_shared"
+    with psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    stores = PostgresStores(f"postgresql://postgres@127.0.0.1:5432/{name}?layout=shared")
+    yield stores
+    stores.close()
+    with psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_two_workspaces_of_the_shared_layout_sync_without_seeing_each_other(
+    clone, tmp_path, remote, shared_layout_stores
+):
+    a, lite = clone("a")
+    for name in ("b", "c"):
+        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
+    b, c = (
+        shared_layout_stores.get(str(tmp_path / "b"), create=True),
+        shared_layout_stores.get(str(tmp_path / "c"), create=True),
+    )
+    d = decisions.log_decision(lite, "shared tables", tags=["x"])
+    sync_memory(lite, a)
+    sync_memory(b, tmp_path / "b")
+    sync_memory(c, tmp_path / "c")
+    decisions.update_decision(b, 1, summary="edited in b")
+    decisions.update_decision(c, 1, summary="edited in c")  # later: wins
+    for store, path in ((b, tmp_path / "b"), (c, tmp_path / "c"), (b, tmp_path / "b"), (lite, a)):
+        sync_memory(store, path)
+    assert [x["summary"] for s in (lite, b, c) for x in decisions.get_decisions(s)] == ["edited in c"] * 3
+    assert [open_conflicts(s)["count"] for s in (lite, b, c)] == [1, 1, 1]
+    assert d["id"] == 1
