@@ -78,7 +78,7 @@ def test_a_symbol_citation_covers_the_definition_and_a_line_citation_records_the
     assert tree.anchor("pkg/retry.py", lines="3-4").symbol == "Retry.schedule"
     assert tree.anchor("pkg/retry.py", lines="1-11").symbol is None
     assert by_symbol.blob == blob_id(SOURCE.encode())
-    with pytest.raises(InvalidItemError, match="Retry.nope"):
+    with pytest.raises(InvalidItemError, match=r"Retry\.nope"):
         tree.anchor("pkg/retry.py", symbol="Retry.nope")
 
 

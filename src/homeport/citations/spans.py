@@ -257,7 +257,8 @@ def classify(
 
     `elsewhere` gives the other tracked files (called only when the span is not in its own file; None
     outside a git work tree); `symbol_lines` the recorded symbol's lines now (None: gone), and is None
-    itself when no parser knows the file's language.
+    itself when no parser knows the file's language: a span with a recorded symbol that is not found
+    is then `unverifiable` (changed or missing depends on the definition, which cannot be looked for).
     """
     n = len(anchor.keys)
     if own is not None:
@@ -277,6 +278,9 @@ def classify(
             return Verdict("moved", path, line, line + n - 1)
     if own is None:
         return Verdict("missing", reason="the file is gone")
+    if anchor.symbol is not None and symbol_lines is None:
+        # Changed or missing turns on whether the definition is still there, which no parser here can say.
+        return Verdict("unverifiable", reason=f"no parser for this file's language here to look for {anchor.symbol}")
     if anchor.symbol is not None and symbol_lines is not None:
         lines = symbol_lines()
         if lines is None:
