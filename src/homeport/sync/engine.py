@@ -180,10 +180,13 @@ class _Sync:
         return head
 
     def _clock(self, conn: Connection) -> HybridClock:
-        replica = _get_state(conn, "replica")
+        # One replica id per store and clone: a store file copied into another clone (or a PostgreSQL
+        # workspace synced from two clones) must not hand out the same clocks as the original.
+        name = "replica " + hashlib.sha1(str(self.repo.git_dir).encode()).hexdigest()[:16]
+        replica = _get_state(conn, name)
         if replica is None:
             replica = random_ids.token_hex(6)
-            _set_state(conn, "replica", replica)
+            _set_state(conn, name, replica)
         return HybridClock.load(replica, _get_state(conn, "clock"))
 
     def _destination(self) -> str:
