@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import click
 from rich.console import Console
@@ -97,7 +97,7 @@ def import_(
                     f"nothing was replaced ({why}); run it again with --yes to replace without asking"
                 )
 
-    extra = {"dry_run": True} if dry_run else {}
+    extra: dict[str, Any] = {"dry_run": True} if dry_run else {}
     if allow_empty:
         extra["allow_empty"] = True
     result = call.tool("import", input_dir=source, mode=mode, confirm=confirm, **extra)

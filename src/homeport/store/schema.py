@@ -51,7 +51,7 @@ __all__ = [
 metadata = MetaData()
 
 
-def _place_columns() -> list[Column]:
+def _place_columns() -> list[Column[str]]:
     """Where a write was made (migration 0010): branch (NULL when detached), HEAD commit, work tree; all
     NULL outside a git work tree, and for writes made before revision 0010 (on the default branch)."""
     return [

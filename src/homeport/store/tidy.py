@@ -101,7 +101,7 @@ def propose_cleanup(
                     created_at=now(),
                     created_by=writer.principal if writer else None,
                 )
-            ).inserted_primary_key[0]
+            ).inserted_primary_key[0]  # type: ignore[index]  # an INSERT of one row always has its key
         )
         return _public(_row(conn, changeset_id))
 
@@ -173,7 +173,7 @@ def amend_changeset(
         if add:
             operations = [ops.checked_operation(conn, op) for op in add]
             writer = current_writer()
-            entry = {
+            entry: dict[str, Any] = {
                 "id": max(by_id, default=0) + 1,
                 "kind": "manual",
                 "reason": (reason or "").strip() or f"added by {writer.principal if writer else 'a reviewer'}",

@@ -93,7 +93,14 @@ def _move_link(conn: Connection, link: dict[str, Any], old: Key, new: Key) -> No
     conn.execute(delete(links).where(links.c.id == link["id"]))
     if source != target:
         insert_link(
-            conn, *source, *target, link["relationship"], description=link["description"], created_at=link["created_at"]
+            conn,
+            source[0],
+            source[1],
+            target[0],
+            target[1],
+            link["relationship"],
+            description=link["description"],
+            created_at=link["created_at"],
         )
 
 

@@ -62,7 +62,8 @@ async def review(page: Page) -> Response:
     form = await page.request.form()
     ws = _form_text(form, "ws")
     changeset_id = _changeset_id(form.get("id"))
-    accept, reject = [], []
+    accept: list[int] = []
+    reject: list[int] = []
     for key, value in form.multi_items():
         if key.startswith("entry-") and isinstance(value, str):
             number = integer(key.removeprefix("entry-"), 0)
