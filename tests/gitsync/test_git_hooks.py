@@ -57,3 +57,14 @@ def test_a_hook_that_is_no_shell_script_is_refused_naming_it():
     with pytest.raises(click.ClickException) as caught:
         add_block("#!/usr/bin/env python3\nprint(1)\n", block("homeport", "log"), Path(".git/hooks/post-merge"))
     assert "post-merge" in caught.value.message and "homeport" in caught.value.message
+
+
+@pytest.mark.slow
+def test_the_shell_command_syncs_and_lists_conflicts(clone, remote):
+    a, _ = clone("a")
+    homeport(a, "decisions", "add", "from the shell")
+    assert "committed locally" in homeport(a, "sync", "--local")
+    assert git(remote, "for-each-ref", "refs/homeport") == ""  # --local pushes nothing
+    assert "pushed: refs/homeport/memory" in homeport(a, "sync")
+    listed = homeport(a, "sync", "--conflicts", "--json")
+    assert '"count": 0' in listed
