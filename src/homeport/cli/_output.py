@@ -18,6 +18,7 @@ __all__ = [
     "STATUS_STYLES",
     "confirm_line",
     "empty_line",
+    "hidden_line",
     "inline_json",
     "item_table",
     "snippet",
@@ -97,3 +98,17 @@ def snippet(hit: Mapping[str, Any]) -> Text:
         last = end
     out.append(text[last:])
     return out
+
+
+def hidden_line(result: dict[str, Any]) -> str:
+    """`3 hidden, written on other branches: feat/retry (2), ...; homeport promote BRANCH shows them`."""
+    named: dict[str, int] = {}
+    for why in result.get("hidden_why") or ():
+        name = why.get("branch") or "a detached HEAD"
+        named[name] = named.get(name, 0) + int(why.get("count") or 0)
+    branches = ", ".join(f"{name} ({count})" for name, count in named.items())
+    total = result.get("hidden_on_other_branches")
+    return (
+        f"{total} hidden, written on branches not merged here: {branches}. "
+        "`homeport promote BRANCH` shows a branch's items everywhere."
+    )

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 from rich.console import Console
 
 from homeport.cli._output import confirm_line
 from homeport.cli.memory import Result, ToolCall, memory_tool
 
-__all__ = ["hidden_line", "promote"]
+__all__ = ["promote"]
 
 
 @click.command()
@@ -35,17 +33,3 @@ def promote(call: ToolCall, branch: str) -> None:
         console.print(confirm_line("promoted", f"branch {r['branch']}", detail))
 
     call.show(result, render)
-
-
-def hidden_line(result: dict[str, Any]) -> str:
-    """`3 hidden, written on other branches: feat/retry (2), ...; homeport promote BRANCH shows them`."""
-    named: dict[str, int] = {}
-    for why in result.get("hidden_why") or ():
-        name = why.get("branch") or "a detached HEAD"
-        named[name] = named.get(name, 0) + int(why.get("count") or 0)
-    branches = ", ".join(f"{name} ({count})" for name, count in named.items())
-    total = result.get("hidden_on_other_branches")
-    return (
-        f"{total} hidden, written on branches not merged here: {branches}. "
-        "`homeport promote BRANCH` shows a branch's items everywhere."
-    )

@@ -114,7 +114,7 @@ class ToolCall:
             console.print(workspace_line(result["workspace"]), soft_wrap=True)
         render(console, result)
         if result.get("hidden_on_other_branches"):  # decisions and patterns of branches not merged here
-            from homeport.cli.branches import hidden_line
+            from homeport.cli._output import hidden_line
 
             console.print(hidden_line(result), style="dim", soft_wrap=True)
         if result.get("hidden_expired"):  # archived, superseded or expired items (homeport tidy)
