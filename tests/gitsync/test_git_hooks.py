@@ -68,3 +68,4 @@ def test_the_shell_command_syncs_and_lists_conflicts(clone, remote):
     assert "pushed: refs/homeport/memory" in homeport(a, "sync")
     listed = homeport(a, "sync", "--conflicts", "--json")
     assert '"count": 0' in listed
+    assert '"resolved": 0' in homeport(a, "sync", "--conflicts", "--resolve", "--json")

@@ -11,7 +11,7 @@ import pytest
 from homeport.errors import SyncError, SyncSecretError
 from homeport.store import custom_data, decisions, links, patterns, progress
 from homeport.store.versions import read_versions
-from homeport.sync import FALLBACK_BRANCH, open_conflicts, sync_memory
+from homeport.sync import FALLBACK_BRANCH, open_conflicts, resolve_conflicts, sync_memory
 
 from ._repos import git, git_state
 
@@ -93,6 +93,8 @@ def test_a_concurrent_edit_of_one_field_is_kept_in_history_and_reported(clone):
         assert conflicts["count"] == 1
         assert conflicts["items"][0]["lost_value"] == "never deploy on fridays"
     assert memory_files(a) == memory_files(b)
+    assert resolve_conflicts(store_a) == {"resolved": 1}
+    assert open_conflicts(store_a)["count"] == 0 and open_conflicts(store_b)["count"] == 1  # looked at here only
 
 
 def test_a_delete_travels_as_a_tombstone(clone):

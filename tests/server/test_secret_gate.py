@@ -26,7 +26,7 @@ def test_every_tool_that_writes_memory_text_scans_for_secrets():
     # allow_secrets and recorded); none of its arguments is text.
     writes -= {"restore_version"}
     # Its arguments are a remote and a ref; what it exports, it scans itself and refuses whole (SyncSecretError).
-    writes -= {"sync"}
+    writes -= {"sync", "resolve_sync_conflicts"}
     assert writes == {s.name for s in CATALOG if s.scan is not Scan.NONE}
     assert all("allow_secrets" in {p.name for p in s.parameters} for s in CATALOG if s.scan is not Scan.NONE)
 

@@ -28,7 +28,14 @@ def runtime(make_app, project: Path):
 
 async def test_no_dashboard_tool_is_listed_to_an_mcp_client(runtime):
     dashboard_tools = {spec.name for spec in CATALOG.in_groups([DASHBOARD])}
-    assert dashboard_tools == {"memory_overview", "decision_page", "get_item", "get_item_writes", "sync_conflicts"}
+    assert dashboard_tools == {
+        "memory_overview",
+        "decision_page",
+        "get_item",
+        "get_item_writes",
+        "sync_conflicts",
+        "resolve_sync_conflicts",
+    }
     listed = {tool.name for tool in await build_server(runtime).list_tools()}
     assert listed and not listed & dashboard_tools
 

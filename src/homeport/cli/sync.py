@@ -23,8 +23,11 @@ DEFAULT_REF = "refs/homeport/memory"  # homeport.sync.DEFAULT_REF, named here so
 @click.option(
     "--conflicts", "show_conflicts", is_flag=True, help="List the concurrent edits syncs settled; sync nothing."
 )
+@click.option(
+    "--resolve", is_flag=True, help="With --conflicts: mark them as looked at (their values stay in history)."
+)
 @memory_tool
-def sync(call: ToolCall, remote: str, ref: str, local_only: bool, show_conflicts: bool) -> None:
+def sync(call: ToolCall, remote: str, ref: str, local_only: bool, show_conflicts: bool, resolve: bool) -> None:
     """Share the memory through git: export it to a hidden ref, fetch, merge, push.
 
     The memory is kept as one JSON file per item on REF (never in the work tree, the index or
@@ -38,6 +41,12 @@ def sync(call: ToolCall, remote: str, ref: str, local_only: bool, show_conflicts
              homeport hooks install git
              homeport sync --conflicts
     """
+    if resolve:
+        if not show_conflicts:
+            raise click.UsageError("--resolve goes with --conflicts: homeport sync --conflicts --resolve")
+        done = call.tool("resolve_sync_conflicts")
+        call.show(done, lambda console, r: console.print(confirm_line("resolved", f"{r['resolved']} conflict(s)")))
+        return
     if show_conflicts:
         result = call.tool("sync_conflicts")
 

@@ -5,6 +5,6 @@ core); `document` is the file format and its merge (pure), `clock` the hybrid lo
 the store's side, `repository` the git side. This package sits beside the store and below the core.
 """
 
-from homeport.sync.engine import DEFAULT_REF, FALLBACK_BRANCH, open_conflicts, sync_memory
+from homeport.sync.engine import DEFAULT_REF, FALLBACK_BRANCH, open_conflicts, resolve_conflicts, sync_memory
 
-__all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "sync_memory"]
+__all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "resolve_conflicts", "sync_memory"]

@@ -39,7 +39,7 @@ from homeport.sync.document import Doc, decode, encode, max_clock, merge, record
 from homeport.sync.items import Known, Local, deleted_unsynced, doc_path, last_view, read_local, versions_of
 from homeport.sync.repository import Repository, find_repository
 
-__all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "sync_memory"]
+__all__ = ["DEFAULT_REF", "FALLBACK_BRANCH", "open_conflicts", "resolve_conflicts", "sync_memory"]
 
 DEFAULT_REF = "refs/homeport/memory"
 FALLBACK_BRANCH = "refs/heads/homeport-memory"
@@ -76,6 +76,14 @@ def open_conflicts(store: Store | None, limit: int = 20) -> dict[str, Any]:
             )
         )
     return {"count": len(rows), "items": [_conflict_public(r) for r in rows[:limit]]}
+
+
+def resolve_conflicts(store: Store) -> dict[str, Any]:
+    """Mark every open conflict as looked at: they leave the lists; the values stay in the items' history."""
+    with store.write() as conn:
+        c = sync_conflicts.c
+        done = conn.execute(update(sync_conflicts).where(c.resolved_at.is_(None)).values(resolved_at=now())).rowcount
+    return {"resolved": done}
 
 
 def _conflict_public(r: Any) -> dict[str, Any]:

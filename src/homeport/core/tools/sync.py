@@ -14,7 +14,7 @@ from pydantic import Field
 from homeport.core.catalog import CATALOG, DASHBOARD, READ, WRITE_IDEMPOTENT
 from homeport.core.pipeline import Call
 from homeport.errors import HomeportError
-from homeport.sync import DEFAULT_REF, open_conflicts, sync_memory
+from homeport.sync import DEFAULT_REF, open_conflicts, resolve_conflicts, sync_memory
 
 __all__ = ["sync_report"]
 
@@ -44,6 +44,16 @@ def sync_tool(
 )
 def sync_conflicts_tool(call: Call, limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> dict[str, Any]:
     return open_conflicts(call.store, limit=limit)
+
+
+@CATALOG.tool(
+    DASHBOARD,
+    WRITE_IDEMPOTENT,
+    "Mark the concurrent edits git syncs settled as looked at: they leave the lists; the values stay in history.",
+    name="resolve_sync_conflicts",
+)
+def resolve_sync_conflicts_tool(call: Call) -> dict[str, Any]:
+    return resolve_conflicts(call.require_store())
 
 
 def sync_report(call: Call, workspace: Any) -> dict[str, Any]:
