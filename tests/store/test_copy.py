@@ -58,7 +58,7 @@ def _fill(store: Store) -> None:
 
 
 def _fill_many(store: Store) -> None:
-    """`_fill` and 19 more decisions: 27 items, several batches of BATCH."""
+    """`_fill` and 19 more decisions: 27 items and their 26 versions, 53 rows of the plan, several batches."""
     _fill(store)
     for i in range(19):
         decisions.log_decision(store, f"decision {i}", tags=[f"t{i % 3}"])
@@ -125,7 +125,7 @@ def test_an_interrupted_copy_resumes_after_its_last_committed_batch(stores):
     assert sum(len(v) for v in committed.values()) == 3 * BATCH
     first_uid = committed["decisions"][0]["uid"]
 
-    with pytest.raises(CopyUnfinishedError, match=r"unfinished copy of .* \(12 of 27 items copied\).*homeport copy"):
+    with pytest.raises(CopyUnfinishedError, match=r"unfinished copy of .* \(12 of 53 items copied\).*homeport copy"):
         reopen()
 
     calls: list[int] = []
@@ -229,15 +229,15 @@ def test_ctrl_c_in_the_cli_says_how_to_resume_and_the_same_command_resumes(
     monkeypatch.setattr(copying_module, "_write", pressed_ctrl_c_in_third_batch)
     stopped = CliRunner().invoke(cli, command)
     assert stopped.exit_code == 130, stopped.output
-    assert "interrupted: 8 of 27 items are copied and kept; to resume, run the same command again: homeport copy" in (
+    assert "interrupted: 8 of 53 items are copied and kept; to resume, run the same command again: homeport copy" in (
         stopped.output
     )
 
     monkeypatch.setattr(copying_module, "_write", write)
     resumed = CliRunner().invoke(cli, command)
     assert resumed.exit_code == 0, resumed.output
-    assert "resuming an unfinished copy: 8 of 27 items are already copied" in resumed.output
-    assert "copied 27 items (" in resumed.output and "resumed after 8 items a previous run copied" in resumed.output
+    assert "resuming an unfinished copy: 8 of 53 items are already copied" in resumed.output
+    assert "copied 53 items (" in resumed.output and "resumed after 8 items a previous run copied" in resumed.output
 
 
 def test_a_command_in_a_workspace_holding_a_partial_copy_is_refused_with_the_fix(
@@ -325,13 +325,13 @@ def test_sigint_to_a_real_copy_keeps_its_batches_and_the_same_command_resumes(tm
     _, err = running.communicate(timeout=60)
     assert running.returncode == 130, err
     kept = _pg_checkpoint_done(store_postgres_url, key)
-    assert copying_module.BATCH_ROWS <= kept < 3027 and kept % copying_module.BATCH_ROWS == 0
-    assert f"interrupted: {kept} of 3027 items are copied and kept; to resume, run the same command again" in err
+    assert copying_module.BATCH_ROWS <= kept < 6053 and kept % copying_module.BATCH_ROWS == 0
+    assert f"interrupted: {kept} of 6053 items are copied and kept; to resume, run the same command again" in err
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
-    assert f"resuming an unfinished copy: {kept} of 3027 items are already copied" in again.stderr
-    assert "copied 3027 items (" in again.stdout and f"resumed after {kept} items" in again.stdout
+    assert f"resuming an unfinished copy: {kept} of 6053 items are already copied" in again.stderr
+    assert "copied 6053 items (" in again.stdout and f"resumed after {kept} items" in again.stdout
     with _sqlite(tmp_path / "big", fill=False) as source:
         stores = PostgresStores(store_postgres_url, pool_size=1)
         assert _collect(stores.get(key, create=False)) == _collect(source)
@@ -370,7 +370,7 @@ async def test_a_server_refuses_a_workspace_a_copy_is_still_filling(
     async with Client(build_server(runtime)) as c:
         r = await c.call_tool("get_decisions", {"workspace": key})
         assert r.is_error
-        assert f"holds an unfinished copy of sqlite:{filled_source.root} (8 of 27 items copied)" in r.content[0].text
+        assert f"holds an unfinished copy of sqlite:{filled_source.root} (8 of 53 items copied)" in r.content[0].text
         assert "run `homeport copy --from" in r.content[0].text
 
         copy_memory(filled_source, target, batch_rows=BATCH)
@@ -392,8 +392,9 @@ def test_a_workspace_goes_to_postgres_and_back_unchanged(tmp_path, store_postgre
 
     done = _homeport("copy", "--from", f"sqlite:{tmp_path / 'shop'}", "--to", store_postgres_url)
     assert done.returncode == 0, done.stderr
-    assert "copied 8 items (1 decisions, 2 progress, 1 system_patterns, 1 custom_data, 2 product_context, 1 links)" in (
-        done.stdout
+    assert (
+        "copied 15 items (1 decisions, 2 progress, 1 system_patterns, 1 custom_data, 2 product_context, 1 links, "
+        "7 item_versions)" in done.stdout
     )
     assert "matches" in done.stdout
 

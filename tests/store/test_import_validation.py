@@ -179,7 +179,8 @@ def test_a_mutated_export_is_imported_exactly_as_read_or_refused_with_nothing_ch
         except InvalidItemError:
             assert _collect(b) == before
             return
-        assert _uids_as_given(_collect(b), canonical(document)) == canonical(document)
+        items = {s: v for s, v in _collect(b).items() if s in RECORDS}  # history: test_transfer_history.py
+        assert _uids_as_given(items, canonical(document)) == canonical(document)
 
 
 @PROPERTY

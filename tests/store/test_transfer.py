@@ -33,6 +33,7 @@ from homeport.store.fields import MAX_LABEL_CHARS
 from homeport.store.transfer import _collect, export_memory, import_memory
 
 SECTIONS = ["decisions", "progress", "system_patterns", "custom_data", "product_context", "active_context", "links"]
+HISTORY = ["item_versions", "item_writers", "changesets", "item_states", "item_branches", "item_citations"]
 
 
 def new_store(root: Path, migrated_db: Path) -> Store:
@@ -275,8 +276,8 @@ def test_export_writes_one_file_per_item_type_and_a_manifest(pair):
     sample(store)
     out = export_memory(store, root)
     assert out["output_dir"] == str(root / ".homeport" / "export")
-    assert out["files"] == ["manifest.json", *[f"{s}.json" for s in SECTIONS]]
-    assert out["counts"] == {
+    assert out["files"] == ["manifest.json", *[f"{s}.json" for s in SECTIONS + HISTORY]]
+    assert {k: v for k, v in out["counts"].items() if k in SECTIONS} == {
         "decisions": 2,
         "progress": 2,
         "system_patterns": 1,
@@ -285,6 +286,7 @@ def test_export_writes_one_file_per_item_type_and_a_manifest(pair):
         "active_context": 0,
         "links": 1,
     }
+    assert out["counts"]["item_versions"] == 2 + 2 + 1 + 1  # one version of each item
     manifest = json.loads((root / ".homeport/export/manifest.json").read_text())
     assert manifest["format"] == "json" and manifest["schema_revision"] == SCHEMA_REVISION
     assert [d["id"] for d in json.loads((root / ".homeport/export/decisions.json").read_text())] == [1, 2]
@@ -294,7 +296,7 @@ def test_markdown_export_reads_as_markdown_with_front_matter_ids_and_timestamps(
     (root, store), _ = pair
     sample(store)
     out = export_memory(store, root, fmt="markdown", output_dir="docs/memory")
-    assert out["files"] == ["manifest.json", *[f"{s}.md" for s in SECTIONS]]
+    assert out["files"] == ["manifest.json", *[f"{s}.md" for s in SECTIONS + HISTORY]]
     text = (root / "docs/memory/decisions.md").read_text()
     assert text.startswith("---\ntype: decisions\ncount: 2\n---\n\n# Decisions\n")
     assert "## Use WAL (decision 1)\n" in text and "## Use FTS5 (decision 2)\n" in text

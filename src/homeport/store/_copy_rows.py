@@ -159,10 +159,12 @@ def _uid(item: dict[str, Any]) -> str:
     return item.get("uid") or new_uid()
 
 
-def write_items(conn: Connection, checked: Sequence[CheckedItem]) -> None:
+def write_items(conn: Connection, checked: Sequence[CheckedItem], *, record: bool = True) -> None:
     """Insert checked items inside the open transaction: per section, one executemany per table.
 
     Sections are written in plan order, and rows in the order given, so a progress entry follows its parent.
+    `record`: add each item's first version (or writer row) for the writer of the call; a copy that carries
+    the source's versions and writers passes False.
     """
     runs: dict[str, list[CheckedItem]] = {}
     for c in checked:
@@ -183,6 +185,8 @@ def write_items(conn: Connection, checked: Sequence[CheckedItem]) -> None:
         if tags:
             conn.execute(insert(item_tags), tags)
         search_index.index_items(conn, [c.index for c in run if c.index is not None])
+        if not record:
+            continue
         if item_type in versions.VERSIONED_TYPES:  # version 1, with the writer of the call
             versions.record_many(conn, item_type, [_as_read(c) for c in run])
         else:

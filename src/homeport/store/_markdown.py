@@ -171,6 +171,6 @@ def _heading(section: str, item: dict[str, Any]) -> str:
         "links": lambda i: (
             f"{i['source_type']} {i['source_id']} {i['relationship']} {i['target_type']} {i['target_id']}"
         ),
-    }[section](item)
+    }.get(section, lambda i: " ".join(f"{k} {i[k]}" for k in ("item_type", "item_id", "version", "id") if k in i))(item)
     # Display only (import reads the metadata and fields): entities keep it from closing a comment.
     return " ".join(one_line.split()).replace("<", "&lt;").replace(">", "&gt;")

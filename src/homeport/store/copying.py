@@ -1,7 +1,9 @@
 """Copy one workspace's memory into another store (SQLite <-> PostgreSQL), in batches that a rerun resumes.
 
 The source is read once, in one snapshot, and laid out as a plan: every item in the order it can be
-written (decisions, progress parents before children, patterns, custom data, context versions, links).
+written (decisions, progress parents before children, patterns, custom data, context versions, links),
+then the rows of its history, lifecycle and provenance as they are (`homeport.store._transfer_history`:
+every version of every item, deleted ones too, writers, states, changesets, branches, citations).
 The plan is written `batch_rows` items per transaction; each transaction also records in the target how
 far the plan is done (`homeport.store.copy_state`), so an interrupted copy (Ctrl-C, a lost connection, a
 killed process) keeps every committed batch and the next run continues after the last one.
@@ -25,9 +27,11 @@ from sqlalchemy import Connection, select
 from homeport.errors import CopyUnfinishedError, HomeportError, InvalidItemError, StoreError
 from homeport.store._common import dump_json
 from homeport.store._copy_rows import check_item, known_items, write_items
+from homeport.store._transfer_history import HISTORY, insert_history
 from homeport.store.contexts import write_context
 from homeport.store.copy_state import Checkpoint, clear_checkpoint, read_checkpoint, save_checkpoint
 from homeport.store.database import Store
+from homeport.store.provenance import writing_as
 from homeport.store.schema import context_history, custom_data, decisions, links, progress, system_patterns
 from homeport.store.transfer import _collect, _collect_in, _empty, memory_checksum
 
@@ -212,7 +216,7 @@ def _plan(data: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dict[str, An
     """Every item in an order in which each can be written after the ones before it (the same every run)."""
     plan = [("decisions", d) for d in data["decisions"]]
     plan += [("progress", p) for p in _parents_first(data["progress"])]
-    for section in ("system_patterns", "custom_data", "product_context", "active_context", "links"):
+    for section in ("system_patterns", "custom_data", "product_context", "active_context", "links", *HISTORY):
         plan += [(section, item) for item in data[section]]
     return plan
 
@@ -248,21 +252,30 @@ def _write(conn: Connection, batch: list[tuple[str, dict[str, Any]]], known: dic
     """Write a slice of the plan inside the open transaction; ids are the source's (the target was empty).
 
     Every item is checked first, then each table gets one executemany (`_copy_rows`): a batch costs a few
-    dozen statements instead of ten per item.
+    dozen statements instead of ten per item. No version or writer row is added for the copy itself: the
+    source's own rows of both are in the plan, and are written as they are.
 
     Raises:
         InvalidItemError: an item the target refuses, named by section and id.
     """
     checked = []
-    for section, item in batch:
-        try:
-            if section.endswith("_context"):
-                write_context(conn, section.removesuffix("_context"), item["content"], changed_at=item["changed_at"])  # type: ignore[arg-type]
-            else:
-                checked.append(check_item(section, item, known))
-        except HomeportError as exc:
-            if isinstance(exc, StoreError) and not isinstance(exc, InvalidItemError):
-                raise
-            named = item.get("id", item.get("version"))
-            raise InvalidItemError(f"{section} item {named}: {exc.message}; copy stopped before it") from exc
-    write_items(conn, checked)
+    history: dict[str, list[dict[str, Any]]] = {}
+    with writing_as(None):
+        for section, item in batch:
+            if section in HISTORY:  # as the source holds them: nothing to check that the source did not
+                history.setdefault(section, []).append(item)
+                continue
+            try:
+                if section.endswith("_context"):
+                    kind = section.removesuffix("_context")
+                    write_context(conn, kind, item["content"], changed_at=item["changed_at"])  # type: ignore[arg-type]
+                else:
+                    checked.append(check_item(section, item, known))
+            except HomeportError as exc:
+                if isinstance(exc, StoreError) and not isinstance(exc, InvalidItemError):
+                    raise
+                named = item.get("id", item.get("version"))
+                raise InvalidItemError(f"{section} item {named}: {exc.message}; copy stopped before it") from exc
+        write_items(conn, checked, record=False)
+    for section, rows in history.items():
+        insert_history(conn, section, rows)

@@ -46,8 +46,9 @@ _INSERT = Prepared(insert(item_writers))
 
 
 @contextlib.contextmanager
-def writing_as(writer: Writer) -> Iterator[None]:
-    """Every item written inside the block is recorded as written by `writer`."""
+def writing_as(writer: Writer | None) -> Iterator[None]:
+    """Every item written inside the block is recorded as written by `writer` (None: by nobody named, as a
+    copy writes, which carries the source's writer rows instead)."""
     token = _WRITER.set(writer)
     try:
         yield

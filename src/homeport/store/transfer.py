@@ -37,6 +37,7 @@ from homeport.store._transfer_files import (
     inside_workspace,
     read_file,
 )
+from homeport.store._transfer_history import HISTORY, collect_history, load_history, read_history
 from homeport.store._transfer_read import SECTIONS, read_section, refuse_lost_items
 from homeport.store.contexts import write_context
 from homeport.store.custom_data import upsert_custom_data
@@ -73,7 +74,9 @@ __all__ = [
     "memory_checksum",
 ]
 
-FORMAT_VERSION = 1
+# 1: the items only (their latest text). 2: also their history, lifecycle and provenance (`_transfer_history`);
+# a version 1 export still imports (as it always did: each item gets a first version).
+FORMAT_VERSION = 2
 Format = Literal["json", "markdown"]
 
 
@@ -108,7 +111,7 @@ def export_memory(
         f"{section}.{'json' if fmt == 'json' else 'md'}": (
             json.dumps(items, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
             if fmt == "json"
-            else to_markdown(section, items, SECTIONS[section])
+            else to_markdown(section, items, SECTIONS.get(section, ()))
         )
         for section, items in data.items()
     }
@@ -164,7 +167,15 @@ def import_memory(
     fmt = manifest.get("format", "json") if isinstance(manifest, dict) else None
     if fmt not in ("json", "markdown"):
         raise InvalidItemError(f"{source / 'manifest.json'}: format {fmt!r} is not json or markdown; export again")
+    version = manifest.get("format_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+        raise InvalidItemError(
+            f"{source / 'manifest.json'}: format_version {version!r} is not one this Homeport reads (1 to "
+            f"{FORMAT_VERSION}); a newer Homeport wrote it: upgrade Homeport to import it"
+        )
     data = {section: read_section(root, source, section, fmt) for section in SECTIONS}
+    # Version 1 had no history files: one lying in its directory is left over from another export.
+    data |= {section: read_history(root, source, section, fmt) if version >= 2 else [] for section in HISTORY}
     if screen is not None:
         screen(data)
     if mode == "replace":  # a merge keeps what a shortened export leaves out: importing a subset is fine
@@ -180,7 +191,15 @@ def import_memory(
                         "allow_empty=true (CLI: --allow-empty) if that is what you want"
                     )
                 _empty(conn)
-            result["counts"] = _load(conn, data, replace=mode == "replace")
+            had = _with_history(conn)
+            local_ids: dict[tuple[str, int], int] = {}
+            result["counts"] = _load(conn, data, replace=mode == "replace", local_ids=local_ids)
+            # a version 1 export carries no history: each item keeps the first version its write gave it
+            kept = {}
+            if version >= 2:
+                kept = load_history(conn, data, local_ids=local_ids, had=had, replace=mode == "replace")
+            if kept:  # rows of items that had their own: the local history stays
+                result["history_kept_local"] = kept
             result["changes"] = _changes(before, _collect_in(conn))
             if dry_run:
                 raise _DryRun
@@ -190,7 +209,8 @@ def import_memory(
 
 
 def memory_checksum(data: dict[str, list[dict[str, Any]]]) -> str:
-    """SHA-256 of the memory as an export holds it (every item, tag, uid and context version), canonical JSON."""
+    """SHA-256 of the memory as an export holds it (every item, tag, uid and context version, and the
+    history, lifecycle and provenance rows of `_transfer_history`), canonical JSON."""
     return hashlib.sha256(dump_json(data).encode("utf-8")).hexdigest()
 
 
@@ -238,9 +258,25 @@ def _changes(before: dict[str, list[dict[str, Any]]], after: dict[str, list[dict
     return out
 
 
+def _with_history(conn: Connection) -> dict[str, set[tuple[str, int]]]:
+    """Per item-keyed history table, the items that hold rows of it (for versions: also every live item)."""
+    had: dict[str, set[tuple[str, int]]] = {}
+    for section, table in HISTORY.items():
+        if "item_type" in table.c:
+            had[section] = {(t, i) for t, i in conn.execute(select(table.c.item_type, table.c.item_id).distinct())}
+    for item_type, table in (
+        ("decision", decisions),
+        ("progress", progress),
+        ("system_pattern", system_patterns),
+        ("custom_data", custom_data),
+    ):
+        had["item_versions"] |= {(item_type, i) for i in conn.execute(select(table.c.id)).scalars()}
+    return had
+
+
 def _collect(store: Store | None) -> dict[str, list[dict[str, Any]]]:
     if store is None:
-        return {s: [] for s in SECTIONS}
+        return {s: [] for s in (*SECTIONS, *HISTORY)}
     with store.read() as conn:
         return _collect_in(conn)
 
@@ -273,11 +309,19 @@ def _collect_in(conn: Connection) -> dict[str, list[dict[str, Any]]]:
         data[f"{kind}_context"] = [
             {"version": v.version, "content": load_json(v.content), "changed_at": v.changed_at} for v in versions
         ]
+    data |= collect_history(conn)
     return data
 
 
-def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: bool) -> dict[str, int]:
-    """Write validated items inside the open transaction.
+def _load(
+    conn: Connection,
+    data: dict[str, list[dict[str, Any]]],
+    *,
+    replace: bool,
+    local_ids: dict[tuple[str, int], int] | None = None,
+) -> dict[str, int]:
+    """Write validated items inside the open transaction; `local_ids` is filled with the exported
+    (type, id) of each pattern and custom data entry and the id it was written under.
 
     Raises:
         InvalidItemError: an item the store refuses (a link to a missing item, a progress cycle), named.
@@ -316,7 +360,8 @@ def _load(conn: Connection, data: dict[str, list[dict[str, Any]]], *, replace: b
             )
         # Patterns match by name and custom data by category and key, so they may keep another local
         # id; links follow them through this map.
-        local_ids: dict[tuple[str, int], int] = {}
+        if local_ids is None:
+            local_ids = {}
         for p in each("system_patterns"):
             written = upsert_system_pattern(
                 conn,
