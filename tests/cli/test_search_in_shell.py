@@ -61,3 +61,19 @@ def test_words_search_says_nothing_more(project: Path) -> None:
     done = search(project, "search", "wal", "--mode", "words")
     assert done.returncode == 0 and done.stderr.strip() == "False"
     assert "Use SQLite WAL" in done.stdout
+
+
+def test_a_semantic_search_in_its_own_process_embeds_what_waits_and_finds_by_meaning(project: Path) -> None:
+    """Only servers embedded, so a shell user's items stayed "not embedded yet" forever and a search by meaning
+    found nothing; now the command embeds them first, once."""
+    added = search(project, "decisions", "add", "Payments retry with exponential backoff")
+    assert added.returncode == 0, added.stderr
+    first = search(project, "search", "how do failed charges get attempted again", "--mode", "semantic", "--json")
+    assert first.returncode == 0, first.stderr
+    found = json.loads(first.stdout)
+    assert found["embedded_now"] == 2 and found["not_yet_embedded"] == 0
+    assert found["results"][0]["id"] == 2  # shares no word with the query
+    again = json.loads(search(project, "search", "charges attempted again", "--mode", "semantic", "--json").stdout)
+    assert "embedded_now" not in again and again["results"][0]["id"] == 2
+    shown = search(project, "search", "write-ahead logging", "--mode", "semantic")
+    assert "not embedded yet" not in shown.stdout + shown.stderr

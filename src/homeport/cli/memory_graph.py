@@ -170,8 +170,14 @@ def search(
         if r.get("note"):
             # Plain text: as markup, rich would take `homeport[semantic]` of the install hint for a style tag.
             console.print(r["note"], style="dim", soft_wrap=True, markup=False, highlight=False)
+        if r.get("embedded_now"):
+            console.print(
+                f"embedded {r['embedded_now']} item(s) first (a running `homeport daemon` embeds as you write)",
+                style="dim",
+            )
         if r.get("not_yet_embedded"):
-            console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: only found by words", style="dim")
+            missed = "not searched by meaning" if r.get("mode_used") == "semantic" else "only found by words"
+            console.print(f"{r['not_yet_embedded']} item(s) not embedded yet: {missed}", style="dim")
         if not r["results"]:
             return empty_line(console, f"matches for {query!r}")
         across = "workspaces" in r

@@ -32,6 +32,9 @@ SEARCH_MODES: tuple[SearchMode, ...] = ("auto", "words", "semantic")
 # by meaning still surfaces (the ranking by meaning is taken 2 x limit deep, see `search`).
 _FUSION_DEPTH = 50
 _QUERY_CACHE = 256
+# A process without the indexer thread (a shell command) embeds at most this many waiting items before a
+# search by meaning: a few seconds on 2 cores; more stay pending, and the search says how many.
+EMBED_NOW_MAX = 500
 
 
 class SemanticSearch:
@@ -167,6 +170,21 @@ class SemanticSearch:
             "not_yet_embedded": pending,
             "vector_search": vector_search_path(store),
         }
+
+    def embed_waiting(self, store: Store | None, *, mode: SearchMode) -> int:
+        """In a process without the indexer thread (a shell command), before a search by meaning: embed the
+        items that wait (at most EMBED_NOW_MAX), or they would stay "not embedded yet" for every command run
+        without a server. Called outside the search's read, which must see the new vectors. The number saved.
+        """
+        if self._background or mode != "semantic" or store is None or self.unavailable() is not None:
+            return 0
+        from homeport.embedding.indexer import embed_now
+        from homeport.store.vectors import pending_count
+
+        embedder = self.embedder()
+        if not pending_count(store, embedder.name):
+            return 0
+        return embed_now(store, embedder, max_items=EMBED_NOW_MAX)
 
     def _query_vector(self, embedder: Embedder, query: str) -> Any:
         """The query's vector; the last `_QUERY_CACHE` queries' are kept (an agent often asks again)."""

@@ -28,7 +28,7 @@ from homeport.errors import HomeportError
 from homeport.store.database import Store
 from homeport.store.vectors import pending_items, save_vectors
 
-__all__ = ["VectorIndexer"]
+__all__ = ["VectorIndexer", "embed_now"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,27 @@ def embed_by_length(embedder: Embedder, texts: list[str]) -> Any:
         if n is not None:
             run.append(n)
     return out
+
+
+def embed_now(store: Store, embedder: Embedder, *, max_items: int) -> int:
+    """Embed up to `max_items` pending items of `store` in this thread, in batches, and save their vectors; the
+    number saved. For a process with no indexer thread (a shell command asked to search by meaning)."""
+    saved = 0
+    while saved < max_items:
+        items = pending_items(store, embedder.name, limit=min(BATCH_ITEMS * 8, max_items - saved))
+        if not items:
+            break
+        texts: list[str] = []
+        spans: list[tuple[int, int]] = []
+        for item in items:
+            spans.append((len(texts), len(texts) + len(item.chunks)))
+            texts.extend(item.chunks)
+        vectors = embed_by_length(embedder, texts)
+        done = save_vectors(store, embedder.name, [(it, vectors[a:b]) for it, (a, b) in zip(items, spans, strict=True)])
+        if done == 0:
+            break  # every item changed while it was embedded: another writer is at work; its indexer follows
+        saved += done
+    return saved
 
 
 class VectorIndexer:

@@ -68,9 +68,12 @@ def search_items(
         return found
 
     if not workspaces:
+        embedded = call.runtime.semantic.embed_waiting(call.store, mode=mode)  # a shell command's own, first
         with citing.one_read(call):  # the hits and their citations from one snapshot
             found = one(call.store)
             found["results"] = citing.annotate_hits(call, found["results"])  # stale ones last, labelled
+        if embedded:
+            found["embedded_now"] = embedded
         return found
     assert call.workspace is not None
     searched = [call.workspace, *_other_workspaces(call, workspaces)]
