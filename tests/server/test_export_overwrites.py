@@ -89,4 +89,4 @@ async def test_an_export_written_before_the_marker_is_still_recognised_as_homepo
     async with Client(server_factory()) as c:
         r = await _export(c, root)
     assert not r.is_error, r.content[0].text
-    assert json.loads((target / "manifest.json").read_text())["format_version"] == 1
+    assert json.loads((target / "manifest.json").read_text())["format_version"] == 2

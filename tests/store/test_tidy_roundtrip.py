@@ -7,6 +7,7 @@ The default profile runs a few dozen random histories (well under 30 s); `HOMEPO
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from homeport.errors import ChangesetConflictError, ChangesetGuardError, InvalidItemError
 from homeport.store import Store, decisions, links, patterns, progress, store_path_for, tidy
+from homeport.store._transfer_history import HISTORY
 from homeport.store.schema import progress as progress_table
 from homeport.store.transfer import export_memory
 
@@ -67,12 +69,18 @@ actions = st.builds(
 
 
 def export_bytes(store: Any, root: Path, name: str) -> dict[str, bytes]:
+    """The export's item files (the history files record the apply and the revert, as they should)."""
     export_memory(store, root, output_dir=name)
     out = {}
     for path in sorted((root / name).iterdir()):
+        if path.stem in HISTORY:
+            continue
         body = path.read_bytes()
         if path.name == "manifest.json":
-            body = b"\n".join(line for line in body.splitlines() if b'"exported_at"' not in line)
+            manifest = json.loads(body)
+            del manifest["exported_at"]
+            manifest["counts"] = {k: v for k, v in manifest["counts"].items() if k not in HISTORY}
+            body = json.dumps(manifest, sort_keys=True).encode()
         out[path.name] = body
     return out
 
