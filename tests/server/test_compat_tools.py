@@ -19,7 +19,12 @@ from homeport.core import pipeline as pipeline_module
 from homeport.core import tools as _tools  # noqa: F401  (declares every tool)
 from homeport.core.catalog import CATALOG, COMPAT_GROUPS, unknown_tool
 from homeport.core.pipeline import PERFORM_STEPS, STEPS, CallPipeline, LocalRequest
-from homeport.errors import ConfigError, InvalidArgumentError, ToolNotAllowedError, UnknownArgumentError
+from homeport.errors import (
+    ConfigError,
+    ItemNotFoundError,
+    ToolNotAllowedError,
+    UnknownArgumentError,
+)
 
 pytestmark = pytest.mark.anyio
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -217,7 +222,7 @@ async def test_an_alias_passes_every_step_of_its_tool_and_runs_it(runtime_factor
     assert route.spec is CATALOG["log_decision"] and route.alias is alias
     assert route.steps == [*STEPS, *PERFORM_STEPS]
     assert result["written_by"]["tool"] == "log_decision" and result["timestamp"]
-    with pytest.raises(InvalidArgumentError, match="link_conport_items"):
+    with pytest.raises(ItemNotFoundError, match="999"):  # the entry and its link are one write: neither
         pipeline.call_blocking(
             CATALOG.aliases("conport")["log_progress"],
             {
@@ -225,7 +230,7 @@ async def test_an_alias_passes_every_step_of_its_tool_and_runs_it(runtime_factor
                 "status": "TODO",
                 "description": "x",
                 "linked_item_type": "decision",
-                "linked_item_id": "1",
+                "linked_item_id": "999",
             },
             LocalRequest(),
         )
@@ -329,3 +334,49 @@ def test_a_bad_switch_is_a_config_error_naming_the_file(runtime_factory, project
     _config(projects["alpha"], '[tools]\ndeny = ["get_decisions"]\n')  # changed: read again
     with pytest.raises(ToolNotAllowedError):
         pipeline.call_blocking(CATALOG["get_decisions"], {"workspace": str(projects["alpha"])}, LocalRequest())
+
+
+@MODES
+async def test_log_progress_with_a_linked_item_logs_and_links_in_one_write_or_does_neither(
+    server_factory, projects, mode
+):
+    """ConPort's custom instructions log progress with `linked_item_type`/`linked_item_id`; the alias used to
+    refuse them. Now the entry and its link are one write: a missing target leaves neither behind."""
+    ws = str(projects["alpha"])
+    async with Client(server_factory(tool_groups=CONPORT_GROUPS), mode=mode) as c:
+        decision = (await c.call_tool("log_decision", {"workspace_id": ws, "summary": "Use WAL"})).structured_content
+        r = await c.call_tool(
+            "log_progress",
+            {
+                "workspace_id": ws,
+                "status": "IN_PROGRESS",
+                "description": "Turn WAL on",
+                "linked_item_type": "decision",
+                "linked_item_id": str(decision["id"]),
+            },
+        )
+        assert not r.is_error, r.content
+        entry = r.structured_content
+        linked = await c.call_tool(
+            "get_linked_items", {"workspace_id": ws, "item_type": "decision", "item_id": str(decision["id"])}
+        )
+        assert [(i["id"], i["relationship"]) for i in linked.structured_content["result"]] == [
+            (entry["id"], "relates_to_progress")
+        ]
+        missing = await c.call_tool(
+            "log_progress",
+            {
+                "workspace_id": ws,
+                "status": "TODO",
+                "description": "orphan",
+                "linked_item_type": "decision",
+                "linked_item_id": "999",
+            },
+        )
+        assert missing.is_error and "999" in missing.content[0].text
+        half = await c.call_tool(
+            "log_progress", {"workspace_id": ws, "status": "TODO", "description": "half", "linked_item_id": "1"}
+        )
+        assert half.is_error and "linked_item_type" in half.content[0].text
+        listed = await c.call_tool("get_progress", {"workspace_id": ws})
+        assert [p["description"] for p in listed.structured_content["result"]] == ["Turn WAL on"]

@@ -34,15 +34,41 @@ ITEM_TYPE = "progress"
 COMMON_STATUSES = ("TODO", "IN_PROGRESS", "DONE", "BLOCKED")
 
 
-def log_progress(store: Store, status: str, description: str, *, parent_id: int | None = None) -> dict[str, Any]:
-    """Record a progress entry.
+def log_progress(
+    store: Store,
+    status: str,
+    description: str,
+    *,
+    parent_id: int | None = None,
+    link: tuple[str, int, str] | None = None,
+) -> dict[str, Any]:
+    """Record a progress entry; with `link` (item type, id, relationship), linked to that item in the same
+    write, so that a link that cannot be made leaves no entry behind.
 
     Raises:
-        InvalidItemError: empty status or description.
-        ItemNotFoundError: `parent_id` names no entry.
+        InvalidItemError: empty status or description, or a link that is not valid.
+        ItemNotFoundError: `parent_id` names no entry, or `link` no item.
     """
     with store.write() as conn:
-        return insert_progress(conn, status, description, parent_id=parent_id)
+        return insert_progress_linked(conn, status, description, parent_id=parent_id, link=link)
+
+
+def insert_progress_linked(
+    conn: Connection,
+    status: str,
+    description: str,
+    *,
+    parent_id: int | None = None,
+    link: tuple[str, int, str] | None = None,
+) -> dict[str, Any]:
+    """`insert_progress`, then the entry's link to `link`'s item (in the same open write transaction)."""
+    from homeport.store.links import insert_link
+
+    written = insert_progress(conn, status, description, parent_id=parent_id)
+    if link is not None:
+        target_type, target_id, relationship = link
+        written["link"] = insert_link(conn, "progress", written["id"], target_type, target_id, relationship)
+    return written
 
 
 def insert_progress(

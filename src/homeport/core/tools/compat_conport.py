@@ -221,12 +221,14 @@ def log_progress(
     linked_item_id: str | None = None,
     link_relationship_type: str = "relates_to_progress",
 ) -> Json:
+    linked = {}
     if linked_item_type is not None or linked_item_id is not None:
-        raise InvalidArgumentError(
-            "log_progress: linked_item_type and linked_item_id are not taken in the same call here; nothing was "
-            "done. Log the entry without them, then call link_conport_items with the id it returns"
-        )
-    return {"status": status, "description": description, "parent_id": parent_id}
+        linked = {
+            "linked_item_type": _type(linked_item_type) if linked_item_type is not None else None,
+            "linked_item_id": _id(linked_item_id, "linked_item_id") if linked_item_id is not None else None,
+            "link_relationship": link_relationship_type,
+        }
+    return {"status": status, "description": description, "parent_id": parent_id, **linked}
 
 
 @CATALOG.alias(
@@ -494,7 +496,12 @@ def get_recent_activity_summary(
     since_timestamp: str | None = None,
     limit_per_type: Annotated[int | None, Field(ge=1, le=100)] = 5,
 ) -> Json:
-    return {"hours_ago": hours_ago, "since": since_timestamp, "limit_per_type": limit_per_type}
+    # As ConPort: since_timestamp, when given, wins over hours_ago (Homeport's own tool refuses both).
+    return {
+        "hours_ago": None if since_timestamp else hours_ago,
+        "since": since_timestamp,
+        "limit_per_type": limit_per_type,
+    }
 
 
 def _conport_schema(result: Json, _args: Json) -> Json:

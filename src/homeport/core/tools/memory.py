@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -10,9 +10,10 @@ from homeport.core import citing
 from homeport.core.catalog import CATALOG, DELETE, READ, WRITE, WRITE_IDEMPOTENT, Scan
 from homeport.core.citing import CitesArg
 from homeport.core.pipeline import Call
+from homeport.errors import InvalidArgumentError
 from homeport.store import browse, contexts, custom_data, decisions, lifecycle, patterns, progress, tidy_proposals
 from homeport.store import citations as cited
-from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Title
+from homeport.store.fields import Category, ItemId, JsonDocument, JsonValue, Key, LongText, Relationship, Title
 from homeport.store.fields import Name as NameArg
 from homeport.store.fields import Status as StatusArg
 from homeport.store.fields import Tag as TagArg
@@ -33,6 +34,7 @@ PatchArg = Annotated[
 AllowEmptyArg = Annotated[bool, Field(description="content {} may erase a non-empty document (default: refused).")]
 TagsArg = Annotated[list[TagArg] | None, Field(description="Tags; matched case-insensitively.")]
 LimitArg = Annotated[int, Field(ge=1, le=1000)]
+LinkedTypeArg = Literal["decision", "progress", "system_pattern", "custom_data", "product_context", "active_context"]
 
 PRODUCT = "product context: goals, features, architecture"
 ACTIVE = "active context: current focus, recent changes, open questions"
@@ -124,20 +126,35 @@ def _shown(key: str, rows: list[dict[str, Any]], item_type: str, hidden: set[tup
     "memory",
     WRITE,
     "Record a progress entry (task). status is free text; common: TODO, IN_PROGRESS, DONE, BLOCKED. "
-    "parent_id nests it under another entry.",
+    "parent_id nests it under another entry. linked_item_type and linked_item_id link the new entry to an "
+    "existing item in the same write (link_relationship, default relates_to_progress); if that item does not "
+    "exist, nothing is written.",
     scan=Scan.ARGUMENTS,
 )
 def log_progress(
-    call: Call, status: StatusArg, description: LongText, parent_id: IdArg | None = None, cites: CitesArg = None
+    call: Call,
+    status: StatusArg,
+    description: LongText,
+    parent_id: IdArg | None = None,
+    cites: CitesArg = None,
+    linked_item_type: LinkedTypeArg | None = None,
+    linked_item_id: IdArg | None = None,
+    link_relationship: Relationship = "relates_to_progress",
 ) -> Json:
+    if (linked_item_type is None) != (linked_item_id is None):
+        raise InvalidArgumentError(
+            "log_progress: give linked_item_type and linked_item_id together (the item to link the new entry "
+            "to), or neither; nothing was written"
+        )
+    link = (linked_item_type, linked_item_id, link_relationship) if linked_item_type and linked_item_id else None
     anchors = citing.anchors_for(call, cites)
     if anchors is None:
-        return progress.log_progress(call.require_store(), status, description, parent_id=parent_id)
+        return progress.log_progress(call.require_store(), status, description, parent_id=parent_id, link=link)
     written = cited.write_with_citations(
         call.require_store(),
         "progress",
         anchors,
-        lambda conn: progress.insert_progress(conn, status, description, parent_id=parent_id),
+        lambda conn: progress.insert_progress_linked(conn, status, description, parent_id=parent_id, link=link),
     )
     return citing.annotate_one(call, "progress", written)
 
