@@ -261,3 +261,19 @@ async def test_citations_over_mcp_on_a_postgresql_store(server_factory, projects
         (root / "payments" / "retry.py").unlink()
         report = await call(c, "verify_citations", workspace=ws)
     assert report["failing"] and report["counts"]["missing"] == 1
+
+
+async def test_confirming_a_change_that_now_quotes_a_secret_is_refused(server_factory, projects):
+    root = git_project(projects["alpha"])
+    ws = str(root)
+    async with Client(server_factory()) as c:
+        d = await call(
+            c, "log_decision", summary="keys", cites=[{"path": "payments/retry.py", "lines": "1"}], workspace=ws
+        )
+        (root / "payments" / "retry.py").write_text(RETRY.replace("import time", 'KEY = "AKIAIOSFODNN7EXAMPLE"'))
+        code, _ = await refused(
+            c, "confirm_citations", item_type="decision", item_id=d["id"], accept_changes=True, workspace=ws
+        )
+        assert code == "secret_detected"
+        (got,) = (await call(c, "get_decisions", workspace=ws))["decisions"]
+        assert got["citations"][0]["quote"] == "import time"  # nothing was re-anchored

@@ -66,7 +66,7 @@ CONTRACT = {
         "workspace",
     ],
     "update_system_pattern": ["pattern_id", "name", "description", "tags", "cites", "allow_secrets", "workspace"],
-    "confirm_citations": ["item_type", "item_id", "accept_changes", "workspace"],
+    "confirm_citations": ["item_type", "item_id", "accept_changes", "allow_secrets", "workspace"],
     "verify_citations": ["include_fresh", "workspace"],
     "propose_cleanup": ["scope", "kinds", "stale_days", "workspace"],
     "get_changesets": ["changeset_id", "status", "limit", "workspace"],

@@ -230,6 +230,7 @@ def confirm(call: Call, item_type: str, item_id: int, *, accept_changes: bool = 
     Raises:
         ItemNotFoundError: the item has no citations (or does not exist).
         LogicalWorkspaceError: a logical workspace (no files here to re-anchor to).
+        SecretDetectedError: a re-anchored span's quote looks like a secret.
     """
     store = call.require_store()
     rows = stored.rows_of(store, item_type, [item_id]).get(item_id)
@@ -253,6 +254,8 @@ def confirm(call: Call, item_type: str, item_id: int, *, accept_changes: bool = 
                 )
             except InvalidItemError as exc:
                 kept.append(f"{row['path']}: {exc}")
+    if call.secrets is not None:  # new quotes, read from the files as they are now
+        call.secrets.check([anchor["quote"] for anchor in moved.values()], prefix="cites")
     with store.write() as conn:
         stamp = stored.confirm(conn, item_type, item_id, moved)
     after = _citations_of(call, item_type, [item_id]).get(item_id, [])

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from homeport.core import citing
-from homeport.core.catalog import CATALOG, READ, WRITE_IDEMPOTENT
+from homeport.core.catalog import CATALOG, READ, WRITE_IDEMPOTENT, Scan
 from homeport.core.pipeline import Call
 from homeport.core.tools.memory import IdArg, Json
 
@@ -26,6 +26,7 @@ CitedType = Literal["decision", "progress", "system_pattern", "custom_data"]
     "anchored at their new place (accept_changes=true also anchors changed ones at the lines they cover now). "
     "Returns the citations with their status. A citation that is missing cannot be confirmed: update the item "
     "with new cites.",
+    scan=Scan.CONTENT,  # a re-anchored citation quotes the file as it is now
 )
 def confirm_citations(
     call: Call,
