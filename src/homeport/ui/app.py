@@ -177,7 +177,12 @@ class Dashboard:
 
     async def item(self, page: Page) -> Response:
         ws, kind, item_id = item_address(page.request)
-        item = await self._item(page, ws, kind, item_id)
+        try:
+            item = await self._item(page, ws, kind, item_id)
+        except ItemNotFoundError:
+            if kind in CONTEXTS:
+                raise
+            return await self._deleted_item(page, ws, kind, item_id)  # still 404 once purged
         root = _where(item["workspace"])
         history = await self._history(page, root, kind, item)
         linked = (await page.tool("get_linked_items", root, item_type=kind, item_id=item_id, depth=2))["items"]
@@ -200,6 +205,39 @@ class Dashboard:
             graph=graph,
             saved=page.request.query_params.get("saved") == "1",
         )
+
+    async def _deleted_item(self, page: Page, ws: str, kind: str, item_id: int) -> Response:
+        """A deleted item keeps its history until it is purged: when and by whom it was deleted, every
+        version as a diff, and the version a restore brings back.
+
+        Raises:
+            ItemNotFoundError: the item never existed, or its history was purged.
+        """
+        versions = (await page.tool("get_item_history", ws, item_type=kind, item_id=item_id, limit=1))["versions"]
+        if not versions or not versions[0]["deleted"]:  # not deleted: it is gone for another reason (raced)
+            raise ItemNotFoundError(f"{kind} {item_id} does not exist; find ids with search or the lists")
+        deletion = versions[0]
+        history = await self._history(page, ws, kind, {"id": item_id})
+        last = deletion["version"] - 1  # the deletion recorded the fields as they were: that version comes back
+        return page.render(
+            "deleted_item.html",
+            ws=ws,
+            kind=kind,
+            item_id=item_id,
+            title=title_of({"type": kind, **deletion["fields"]}),
+            fields=deletion["fields"],
+            deletion=deletion,
+            history=history,
+            restore_version=last if last >= 1 else None,
+        )
+
+    async def restore(self, page: Page) -> Response:
+        """Bring a version back (restore_version): a deleted item returns, as its newest version."""
+        form = await page.request.form()
+        ws, kind, item_id = item_address(form)
+        version = integer(form.get("version"), 0)  # 0: refused by the tool, named
+        await page.tool("restore_version", ws, item_type=kind, item_id=item_id, version=version)
+        return RedirectResponse(url("/item", ws=ws, type=kind, id=item_id, saved=1), status_code=303)
 
     async def search(self, page: Page) -> Response:
         ws = required(page.request, "ws")
@@ -433,6 +471,7 @@ def build_dashboard(runtime: Runtime, bearer: BearerAuthBackend | None = None) -
             Route("/edit", d.page(d.edit, write=True), methods=["POST"]),
             Route("/delete", d.page(d.confirm_delete)),
             Route("/delete", d.page(d.delete, write=True), methods=["POST"]),
+            Route("/restore", d.page(d.restore, write=True), methods=["POST"]),
             Route("/login", d.login, methods=["GET", "POST"]),
             Route("/logout", d.page(d.logout, write=True), methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
