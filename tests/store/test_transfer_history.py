@@ -289,3 +289,17 @@ def test_a_copy_to_postgres_and_back_keeps_every_history(migrated_db, request, l
         copy_memory(middle, b, replace=True)
         assert histories(b, made) == histories(a, made)
         assert _collect(b) == _collect(a)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("layout", ["postgres_stores", "shared_postgres_stores"])
+def test_a_copy_keeps_a_deleted_items_id_from_being_given_again(migrated_db, request, layout, tmp_path):
+    with workspaces(migrated_db, 1) as [(root_a, a)]:
+        decisions.log_decision(a, "kept")
+        gone = decisions.log_decision(a, "gone")["id"]
+        decisions.delete_decision(a, gone)
+        target = request.getfixturevalue(layout).get(f"ids-{root_a}", create=True)
+        copy_memory(a, target, replace=True)
+        fresh = decisions.log_decision(target, "new")["id"]
+        assert fresh > gone
+        assert [v["deleted"] for v in get_item_history(target, "decision", gone)] == [True, False]

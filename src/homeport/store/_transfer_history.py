@@ -318,3 +318,10 @@ def _keep_ids_ahead(conn: Connection, versions: list[dict[str, Any]], local: Any
                 conn.exec_driver_sql("UPDATE sqlite_sequence SET seq = ? WHERE name = ?", (item_id, name))
         else:
             advance_sequence(conn, name, item_id)
+            # The shared PostgreSQL layout numbers ids in a trigger, after the highest deleted one it was told of.
+            if conn.exec_driver_sql("SELECT to_regclass('id_counters')").scalar() is not None:
+                conn.exec_driver_sql(
+                    "INSERT INTO id_counters AS c (tbl, last) VALUES (%(t)s, %(n)s) "
+                    "ON CONFLICT (ws, tbl) DO UPDATE SET last = greatest(c.last, EXCLUDED.last)",
+                    {"t": name, "n": item_id},
+                )
