@@ -56,6 +56,7 @@ TOOL_COMMANDS = {
     "apply_changeset": "tidy apply",
     "revert_changeset": "tidy revert",
     "set_item_lifecycle": "tidy lifecycle",
+    "sync": "sync",
 }
 LEAF_COMMANDS = sorted(
     {*TOOL_COMMANDS.values(), "progress tree", "glossary set", "glossary list", "glossary delete", "tidy list"}
