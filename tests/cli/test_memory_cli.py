@@ -388,6 +388,16 @@ def test_export_then_import_into_another_workspace_reproduces_the_decisions(
     assert call(runner, "context", "show", "product")["content"] == {"goal": "memory"}
 
 
+def test_export_and_import_count_items_and_name_the_history_they_carry_apart(runner, project):
+    call(runner, "decisions", "add", "Use SQLite WAL")
+    call(runner, "decisions", "update", "1", "--rationale", "readers never block")
+    exported = run(runner, "export").stdout
+    assert "exported 1 item(s)" in exported and "with item_versions 2" in " ".join(exported.split())
+    imported = run(runner, "import", "--mode", "replace", "--yes").stdout
+    assert "imported 1 item(s)" in imported and "with item_versions 2" in " ".join(imported.split())
+    assert [v["version"] for v in call(runner, "history", "decision", "1")["versions"]] == [2, 1]
+
+
 def test_export_output_is_relative_to_the_current_directory_and_stays_inside(runner, project, monkeypatch):
     (project / "docs").mkdir()
     monkeypatch.chdir(project / "docs")

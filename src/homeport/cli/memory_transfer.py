@@ -39,7 +39,7 @@ def export(call: ToolCall, fmt: Literal["json", "markdown"], output: str | None)
     result = call.tool("export", format=fmt, output_dir=_from_cwd(call, output))
 
     def render(console: Console, r: Result) -> None:
-        total = sum(r["counts"].values())
+        total = sum(n for name, n in r["counts"].items() if name not in _HISTORY)
         console.print(confirm_line("exported", f"{total} item(s)", f"as {r['format']} to {r['output_dir']}"))
         console.print(Text(_counts(r["counts"]), style="dim"))
 
@@ -103,7 +103,7 @@ def import_(
     result = call.tool("import", input_dir=source, mode=mode, confirm=confirm, **extra)
 
     def render(console: Console, r: Result) -> None:
-        total = sum(r["counts"].values())
+        total = sum(n for name, n in r["counts"].items() if name not in _HISTORY)
         verb = "would import" if r.get("dry_run") else "imported"
         console.print(confirm_line(verb, f"{total} item(s)", f"from {r['input_dir']} ({r['mode']})"))
         console.print(Text(_counts(r["counts"]), style="dim"))
@@ -173,5 +173,11 @@ def _ids(ids: list[int]) -> str:
     return f"{shown} and {len(ids) - 20} more" if len(ids) > 20 else shown
 
 
+# The rows an export carries beside the items (format version 2): counted apart, not as items.
+_HISTORY = ("item_versions", "item_writers", "changesets", "item_states", "item_branches", "item_citations")
+
+
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{name} {n}" for name, n in counts.items())
+    items = ", ".join(f"{name} {n}" for name, n in counts.items() if name not in _HISTORY)
+    history = ", ".join(f"{name} {n}" for name, n in counts.items() if name in _HISTORY and n)
+    return items + (f"; with {history}" if history else "")
