@@ -193,12 +193,13 @@ def test_migrate_brings_every_workspace_to_head_and_says_so(store_postgres_url):
     stores.close()
     with _raw(url) as conn:  # as a store of the previous release: without the PostgreSQL search index
         schema = schema_for(key)
-        conn.execute(f"DROP TABLE {schema}.search_index")
-        conn.execute(f"DROP TABLE {schema}.item_uids")
-        conn.execute(f"DROP TABLE {schema}.item_writers")
-        conn.execute(f"DROP TABLE {schema}.item_vectors")
-        conn.execute(f"DROP TABLE {schema}.copy_checkpoint")
-        conn.execute(f"DROP TABLE {schema}.item_versions")
+        # Every table a later revision added goes (search_index with 0003, item_uids with 0004, ...).
+        at_0002 = {"contexts", "context_history", "decisions", "progress", "custom_data", "item_tags"}
+        at_0002 |= {"system_patterns", "links", "alembic_version"}
+        tables = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)).fetchall()
+        for (table,) in tables:
+            if table not in at_0002:
+                conn.execute(f"DROP TABLE {schema}.{table} CASCADE")
         conn.execute(f"UPDATE {schema}.alembic_version SET version_num = '0002'")
         conn.execute("UPDATE homeport.workspaces SET revision = '0002'")
     done = subprocess.run([HOMEPORT, "migrate", "--store", url], capture_output=True, text=True, timeout=60)
