@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from homeport.cli._lazy import HelpfulGroup
 from homeport.cli._output import confirm_line
 from homeport.cli.memory import Result, ToolCall, memory_tool
 
@@ -17,7 +18,7 @@ _TYPES = click.Choice(["decision", "progress", "system_pattern", "custom_data"])
 _KINDS = click.Choice(["duplicate", "contradiction", "superseded", "stale"])
 
 
-@click.group()
+@click.group(cls=HelpfulGroup)
 def tidy() -> None:
     """Tidy the memory as a change you review, apply and revert exactly.
 
