@@ -3,6 +3,7 @@ both of PostgreSQL's layouts (a schema per workspace; shared tables keyed by wor
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -118,6 +119,25 @@ def vector_store(request, migrated_db: Path) -> Callable[[Path], Store]:
         return store
 
     return open_postgres
+
+
+# A property that builds a store per example builds a PostgreSQL schema per example on the schema-per-workspace
+# layout: every migration from 0001 (a second or more of the server's time under load). Its SQL there is the
+# one `postgres-shared` runs at full depth, so that layout draws a quarter of the examples (at least 8), and all
+# of them under HOMEPORT_HYPOTHESIS=deep.
+SCHEMA_PER_EXAMPLE = {"postgres"}
+
+
+@pytest.fixture
+def examples(store_backend: str) -> Callable[[int], int]:
+    """`examples(n)`: how many examples a property with a store per example draws on the test's backend."""
+
+    def count(n: int) -> int:
+        if store_backend in SCHEMA_PER_EXAMPLE and os.environ.get("HOMEPORT_HYPOTHESIS", "ci") != "deep":
+            return max(n // 4, 8)
+        return n
+
+    return count
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidItemError
@@ -159,15 +159,18 @@ def test_every_non_blank_line_lands_in_exactly_one_section(lines):
         is_rule(s, "CLAUDE.md")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_LINE, max_size=30))
-def test_any_file_imported_twice_adds_nothing_the_second_time(tmp_path_factory, copy_store, lines):
-    root = tmp_path_factory.mktemp("ws")
-    (root / "CLAUDE.md").write_text("\n".join(lines), encoding="utf-8")
-    store = copy_store(root)
-    try:
-        import_instructions(store, read_instructions(root / "CLAUDE.md"))
-        again = import_instructions(store, read_instructions(root / "CLAUDE.md"))
-    finally:
-        store.close()
-    assert sum(again["created"].values()) == 0 and again["updated"] == 0 and again["moved"] == 0
+def test_any_file_imported_twice_adds_nothing_the_second_time(tmp_path_factory, copy_store, examples):
+    @settings(max_examples=examples(25), deadline=None)
+    @given(st.lists(_LINE, max_size=30))
+    def imported_twice(lines) -> None:
+        root = tmp_path_factory.mktemp("ws")
+        (root / "CLAUDE.md").write_text("\n".join(lines), encoding="utf-8")
+        store = copy_store(root)
+        try:
+            import_instructions(store, read_instructions(root / "CLAUDE.md"))
+            again = import_instructions(store, read_instructions(root / "CLAUDE.md"))
+        finally:
+            store.close()
+        assert sum(again["created"].values()) == 0 and again["updated"] == 0 and again["moved"] == 0
+
+    imported_twice()

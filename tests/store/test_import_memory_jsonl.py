@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.store import Store
@@ -116,23 +116,26 @@ _ENTITY = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    entities=st.lists(_ENTITY, max_size=8),
-    relations=st.lists(st.tuples(_NAME, _NAME, st.sampled_from(["uses", "owns"])), max_size=6),
-)
-def test_any_graph_imported_twice_adds_nothing_the_second_time(tmp_path_factory, copy_store, entities, relations):
-    root = tmp_path_factory.mktemp("ws")
-    source = root / "memory.jsonl"
-    records = entities + [{"type": "relation", "from": a, "to": b, "relationType": r} for a, b, r in relations]
-    source.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    store = copy_store(root)
-    try:
-        import_graph(store, read_graph(source))
-        again = import_graph(store, read_graph(source))
-    finally:
-        store.close()
-    assert sum(again["created"].values()) == 0 and again["updated"] == 0
+def test_any_graph_imported_twice_adds_nothing_the_second_time(tmp_path_factory, copy_store, examples):
+    @settings(max_examples=examples(30), deadline=None)
+    @given(
+        entities=st.lists(_ENTITY, max_size=8),
+        relations=st.lists(st.tuples(_NAME, _NAME, st.sampled_from(["uses", "owns"])), max_size=6),
+    )
+    def imported_twice(entities, relations) -> None:
+        root = tmp_path_factory.mktemp("ws")
+        source = root / "memory.jsonl"
+        records = entities + [{"type": "relation", "from": a, "to": b, "relationType": r} for a, b, r in relations]
+        source.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+        store = copy_store(root)
+        try:
+            import_graph(store, read_graph(source))
+            again = import_graph(store, read_graph(source))
+        finally:
+            store.close()
+        assert sum(again["created"].values()) == 0 and again["updated"] == 0
+
+    imported_twice()
 
 
 def test_progress_counts_every_entity_and_relation_up_to_the_total(store):

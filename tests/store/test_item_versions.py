@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidItemError, ItemNotFoundError
@@ -278,40 +278,43 @@ def _apply(store, step, slots: dict[tuple[str, int], int], counter) -> None:
         pass  # deleting or updating a deleted item, restoring a missing version or a deletion: refused, no change
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(action, min_size=1, max_size=25))
 def test_any_sequence_of_writes_leaves_a_history_whose_last_version_is_the_item_and_every_version_is_exact(
-    tmp_path_factory, copy_store, steps
+    tmp_path_factory, copy_store, examples
 ):
-    store = copy_store(tmp_path_factory.mktemp("w"))
-    try:
-        slots: dict[tuple[str, int], int] = {}
-        expected: dict[tuple[str, int], list[dict]] = {}  # every version's fields, as read right after each write
-        counter = itertools.count()
-        for step in steps:
-            _apply(store, step, slots, counter)
+    @settings(max_examples=examples(25), deadline=None)
+    @given(steps=st.lists(action, min_size=1, max_size=25))
+    def history_follows(steps) -> None:
+        store = copy_store(tmp_path_factory.mktemp("w"))
+        try:
+            slots: dict[tuple[str, int], int] = {}
+            expected: dict[tuple[str, int], list[dict]] = {}  # every version's fields, as read right after each write
+            counter = itertools.count()
+            for step in steps:
+                _apply(store, step, slots, counter)
+                for item_type in TYPES:
+                    for item_id, fields in _current(store, item_type).items():
+                        seen = expected.setdefault((item_type, item_id), [])
+                        if not seen or seen[-1] != fields:
+                            seen.append(fields)
             for item_type in TYPES:
-                for item_id, fields in _current(store, item_type).items():
-                    seen = expected.setdefault((item_type, item_id), [])
-                    if not seen or seen[-1] != fields:
-                        seen.append(fields)
-        for item_type in TYPES:
-            live = _current(store, item_type)
-            for (t, item_id), seen in expected.items():
-                if t != item_type:
-                    continue
-                versions = history(store, item_type, item_id)[::-1]  # oldest first
-                assert [v["version"] for v in versions] == list(range(1, len(versions) + 1))
-                last = versions[-1]
-                if item_id in live:
-                    assert not last["deleted"] and last["fields"] == live[item_id]
-                else:
-                    assert last["deleted"]
-                # every distinct state the item was seen in is one of its versions, exactly, in order
-                kept = [v["fields"] for v in versions if not v["deleted"]]
-                it = iter(kept)
-                assert all(any(k == s for k in it) for s in seen), (seen, kept)
-                for v in versions:  # each one also comes back by its number
-                    assert history(store, item_type, item_id, version=v["version"]) == [v]
-    finally:
-        store.close()
+                live = _current(store, item_type)
+                for (t, item_id), seen in expected.items():
+                    if t != item_type:
+                        continue
+                    versions = history(store, item_type, item_id)[::-1]  # oldest first
+                    assert [v["version"] for v in versions] == list(range(1, len(versions) + 1))
+                    last = versions[-1]
+                    if item_id in live:
+                        assert not last["deleted"] and last["fields"] == live[item_id]
+                    else:
+                        assert last["deleted"]
+                    # every distinct state the item was seen in is one of its versions, exactly, in order
+                    kept = [v["fields"] for v in versions if not v["deleted"]]
+                    it = iter(kept)
+                    assert all(any(k == s for k in it) for s in seen), (seen, kept)
+                    for v in versions:  # each one also comes back by its number
+                        assert history(store, item_type, item_id, version=v["version"]) == [v]
+        finally:
+            store.close()
+
+    history_follows()

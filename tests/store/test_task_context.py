@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homeport.errors import InvalidItemError
@@ -102,31 +102,32 @@ _WORDS = st.sampled_from(["cache", "wal", "lens", "camera", "order", "refund", "
 _TEXT = st.lists(_WORDS, min_size=1, max_size=300).map(" ".join)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    summaries=st.lists(_TEXT, min_size=0, max_size=12),
-    product=st.dictionaries(st.sampled_from(["goal", "stack", "users"]), _TEXT, max_size=3),
-    task=_TEXT,
-    budget=st.integers(min_value=100, max_value=3000),
-)
-def test_the_pack_always_fits_its_budget_and_is_the_same_every_time(
-    tmp_path_factory, copy_store, summaries, product, task, budget
-):
-    store = copy_store(tmp_path_factory.mktemp("ws"))
-    try:
-        if product:
-            update_context(store, "product", content=product)
-        for summary in summaries:
-            log_decision(store, summary)
-        packed = task_context(store, task, budget_tokens=budget)
-        entries = [e for e in (packed["product_context"], packed["active_context"]) if e] + packed["items"]
-        assert all(e["tokens"] == estimate_tokens(e["text"]) for e in entries)
-        assert sum(e["tokens"] for e in entries) == packed["used_tokens"] <= budget
-        assert all(i["tokens"] <= ITEM_MAX_TOKENS for i in packed["items"])
-        assert len(set(_keys(packed))) == len(packed["items"])
-        assert task_context(store, task, budget_tokens=budget) == packed
-    finally:
-        store.close()
+def test_the_pack_always_fits_its_budget_and_is_the_same_every_time(tmp_path_factory, copy_store, examples):
+    @settings(max_examples=examples(40), deadline=None)
+    @given(
+        summaries=st.lists(_TEXT, min_size=0, max_size=12),
+        product=st.dictionaries(st.sampled_from(["goal", "stack", "users"]), _TEXT, max_size=3),
+        task=_TEXT,
+        budget=st.integers(min_value=100, max_value=3000),
+    )
+    def pack_fits(summaries, product, task, budget) -> None:
+        store = copy_store(tmp_path_factory.mktemp("ws"))
+        try:
+            if product:
+                update_context(store, "product", content=product)
+            for summary in summaries:
+                log_decision(store, summary)
+            packed = task_context(store, task, budget_tokens=budget)
+            entries = [e for e in (packed["product_context"], packed["active_context"]) if e] + packed["items"]
+            assert all(e["tokens"] == estimate_tokens(e["text"]) for e in entries)
+            assert sum(e["tokens"] for e in entries) == packed["used_tokens"] <= budget
+            assert all(i["tokens"] <= ITEM_MAX_TOKENS for i in packed["items"])
+            assert len(set(_keys(packed))) == len(packed["items"])
+            assert task_context(store, task, budget_tokens=budget) == packed
+        finally:
+            store.close()
+
+    pack_fits()
 
 
 @given(st.text())
