@@ -163,6 +163,13 @@ _LATEST = (
     .limit(bindparam("limit"))
 )
 _LIST = Prepared(_LATEST)
+# update_decision's read of the row and its rewrite (every correction runs both).
+_ROW = Prepared(select(decisions).where(decisions.c.id == bindparam("id")))
+_REWRITE = Prepared(
+    update(decisions)
+    .where(decisions.c.id == bindparam("id"))
+    .values({c: bindparam(c) for c in ("summary", "rationale", "implementation_details", "updated_at")})
+)
 
 
 def _with_tags(row: dict[str, Any]) -> dict[str, Any]:
@@ -215,10 +222,10 @@ def rewrite_decision(
     tags: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """`update_decision` inside an open write transaction (a restored version is written with this)."""
-    row = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
-    if row is None:
+    found = dict_rows(_ROW.run(conn, {"id": decision_id}))
+    if not found:
         raise ItemNotFoundError(f"decision {decision_id} does not exist; list ids with get_decisions")
-    current = row_dict(row)
+    current = found[0]
     values = {
         "summary": current["summary"] if summary is None else summary.strip(),
         "rationale": current["rationale"] if rationale is None else rationale or None,
@@ -230,7 +237,7 @@ def rewrite_decision(
         values["summary"], values["rationale"], values["implementation_details"]
     )
     stamp = values["updated_at"] = now()
-    conn.execute(update(decisions).where(decisions.c.id == decision_id).values(**values))
+    _REWRITE.run(conn, {"id": decision_id, **values})
     if tags is None:
         clean = tags_of(conn, ITEM_TYPE, [decision_id]).get(decision_id, [])
     else:

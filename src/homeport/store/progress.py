@@ -10,7 +10,7 @@ from homeport.errors import InvalidItemError, ItemNotFoundError
 from homeport.store import search as search_index
 from homeport.store import versions
 from homeport.store._common import now, row_dict
-from homeport.store.database import Store, insert_row
+from homeport.store.database import Prepared, Store
 from homeport.store.fields import MAX_LABEL_CHARS, MAX_TEXT_CHARS, check_text
 from homeport.store.items import forget_item
 from homeport.store.schema import progress
@@ -93,9 +93,7 @@ def insert_progress(
         "created_at": created,
         "updated_at": updated_at or created,
     }
-    if item_id is not None:
-        values["id"] = item_id
-    item_id = insert_row(conn, insert(progress).values(**values))
+    item_id = _INSERT.insert(conn, {"id": item_id, **values})
     assign_uid(conn, "progress", item_id)
     _index(conn, item_id, status, description, values["updated_at"])
     written = {"id": item_id, **values}
@@ -264,6 +262,9 @@ def get_progress_tree(
 
 # Built once: the unfiltered list only binds its limit.
 _LIST = select(progress).order_by(progress.c.id.desc()).limit(bindparam("limit"))
+# Prepared once: every log_progress runs the insert, and the check of its parent when it names one.
+_INSERT = Prepared(insert(progress))
+_EXISTS = Prepared(select(progress.c.id).where(progress.c.id == bindparam("id")))
 
 
 def _prune(node: dict[str, Any], status: str) -> dict[str, Any] | None:
@@ -328,7 +329,7 @@ def _clean(value: str, name: str) -> str:
 
 
 def _require(conn: Connection, item_id: int, name: str) -> None:
-    if conn.execute(select(progress.c.id).where(progress.c.id == item_id)).first() is None:
+    if _EXISTS.run(conn, {"id": item_id}).fetchone() is None:
         raise ItemNotFoundError(f"{name} {item_id} names no progress entry; list them with get_progress")
 
 

@@ -167,6 +167,40 @@ def plain_words(query: str, words: Sequence[str] | None = None) -> str:
     return " OR ".join(f'"{w}"' for w in chosen)
 
 
+# How many index rows the words chosen by `rarest_words` may match together.
+RARE_WORDS_BUDGET = 200
+
+
+def rarest_words(store: Store, words: Sequence[str], budget: int = RARE_WORDS_BUDGET) -> list[str]:
+    """The rarest of `words` (fewest items hold them, at most `budget` rows together; at least the rarest
+    one), or all of them when each is in more than `budget` rows or the store is not SQLite.
+
+    An OR query of a title's words matches every item holding a common one, and ranking those with bm25
+    cost about 2 ms per write at 2,000 items; a word in most items weighs next to nothing in bm25, so the
+    rare words name the same best hits. Each count stops at `budget` + 1 rows: one statement, bounded.
+    """
+    chosen = list(dict.fromkeys(w for w in words if w not in _OPERATORS))
+    if len(chosen) < 2:
+        return chosen
+    with store.read() as conn:
+        if conn.dialect.name != "sqlite":
+            return chosen
+        count = f"(SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ? LIMIT {budget + 1}))"
+        found = driver(conn).execute("SELECT " + ", ".join([count] * len(chosen)), [f'"{w}"' for w in chosen])
+        counts = found.fetchone()
+    ranked = sorted((n, k) for k, n in enumerate(counts) if n)
+    if not ranked or ranked[0][0] > budget:
+        return chosen
+    out: list[str] = []
+    total = 0
+    for n, k in ranked:
+        if total + n > budget:
+            break
+        out.append(chosen[k])
+        total += n
+    return out
+
+
 # English function words: they say nothing about what a text is about. A sentence-long query joined
 # with OR would otherwise match every item that shares one of them, and bm25 rates such a word
 # highly in a memory where few items use it ("Write the tests" ranked "Move the logo" first).
