@@ -130,7 +130,12 @@ async def test_a_jwt_with_an_empty_or_reserved_subject_cannot_log_in_to_the_dash
 
 
 async def test_a_homeport_token_for_an_agent_named_local_is_refused(make_app, client_for, project: Path, tmp_path):
-    token = TokenStore(tmp_path / "data" / "tokens.json").add("local")
+    # `tokens add local` is refused now; a token file written before that may still hold one.
+    tokens = TokenStore(tmp_path / "data" / "tokens.json")
+    token = tokens.add("someone")
+    document = json.loads(tokens.path.read_text())
+    document["tokens"][0]["agent_id"] = "local"
+    tokens.path.write_text(json.dumps(document))
     app, _ = make_app(auth=True)
     async with running(app):
         status, principal = await _principal(client_for(app), token, project)
