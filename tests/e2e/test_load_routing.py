@@ -1,4 +1,4 @@
-"""Misrouting under load: 16 HTTP clients and 4 stdio servers at once, every source, 10,000 calls.
+"""Misrouting under load: 16 HTTP clients and 4 stdio servers at once, every source, 3,280 calls (10,000 deep).
 
 Each client owns one workspace and names it its own way (argument, header, query, a handle,
 a legacy session default; over stdio --workspace, the cwd, CLAUDE_PROJECT_DIR, the argument).
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +29,16 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 HTTP_CLIENTS = 16
 STDIO_CLIENTS = 4
-# 16 x 250 + 4 x 1,500 = 10,000 calls; stdio calls cost the client a fifth of what HTTP calls do.
-HTTP_CALLS_EACH = 250
-STDIO_CALLS_EACH = 1500
+# The number of calls is the test's strength, like a property's examples: 16 x 250 + 4 x 1,500 = 10,000 under
+# HOMEPORT_HYPOTHESIS=deep, 16 x 80 + 4 x 500 = 3,280 by default (stdio calls cost the client a fifth of what
+# HTTP calls do). Either way every way of naming a workspace is used by hundreds of calls, in both protocol eras.
+DEEP = os.environ.get("HOMEPORT_HYPOTHESIS", "ci") == "deep"
+HTTP_CALLS_EACH = 250 if DEEP else 80
+STDIO_CALLS_EACH = 1500 if DEEP else 500
+# What the default must still cover: each way of naming a workspace at least this many calls, and each
+# protocol era over each transport at least ERA_CALLS.
+WAY_CALLS = 200
+ERA_CALLS = 400
 HTTP_WAYS = ("argument", "header", "query", "handle", "session")
 STDIO_WAYS = ("config", "cwd", "client_env", "argument")
 
@@ -70,7 +79,7 @@ async def test_sixteen_http_clients_and_four_stdio_servers_never_write_into_each
 ) -> None:
     roots = [make_project(tmp_path / f"ws{i:02d}") for i in range(HTTP_CLIENTS + STDIO_CLIENTS)]
     written: dict[str, set[str]] = {}
-    calls: list[int] = []
+    calls: Counter[tuple[str, str, str]] = Counter()  # (transport, way, era): calls made
     with running_http_server(allow_root=tmp_path, cwd=tmp_path, log=tmp_path / "server.log") as server:
 
         async def http_one(i: int) -> None:
@@ -87,7 +96,8 @@ async def test_sixteen_http_clients_and_four_stdio_servers_never_write_into_each
                 if way in ("handle", "session"):
                     handle = ok(await client.call_tool("use_workspace", {"workspace": str(root)}))["handle"]
                     argument = handle if way == "handle" else None
-                calls.append(await drive(client, f"c{i:02d}", root, argument, written, HTTP_CALLS_EACH))
+                made = await drive(client, f"c{i:02d}", root, argument, written, HTTP_CALLS_EACH)
+                calls["http", way, mode] += made  # after the await: `+= await` reads the count before it
 
         async def stdio_one(i: int) -> None:
             root, way = roots[i], STDIO_WAYS[i - HTTP_CLIENTS]
@@ -100,9 +110,11 @@ async def test_sixteen_http_clients_and_four_stdio_servers_never_write_into_each
                 cwd = root
             elif way == "client_env":
                 env = clean_env(CLAUDE_PROJECT_DIR=str(root))
-            async with stdio_client(cwd=cwd, mode="auto" if i % 2 else "legacy", args=args, env=env) as client:
+            mode = "auto" if i % 2 else "legacy"
+            async with stdio_client(cwd=cwd, mode=mode, args=args, env=env) as client:
                 argument = str(root) if way == "argument" else None
-                calls.append(await drive(client, f"c{i:02d}", root, argument, written, STDIO_CALLS_EACH))
+                made = await drive(client, f"c{i:02d}", root, argument, written, STDIO_CALLS_EACH)
+                calls["stdio", way, mode] += made
 
         with anyio.fail_after(600):
             async with anyio.create_task_group() as group:
@@ -111,7 +123,16 @@ async def test_sixteen_http_clients_and_four_stdio_servers_never_write_into_each
                 for i in range(HTTP_CLIENTS, HTTP_CLIENTS + STDIO_CLIENTS):
                     group.start_soon(stdio_one, i)
 
-    assert sum(calls) >= 10_000
+    assert calls.total() == HTTP_CLIENTS * HTTP_CALLS_EACH + STDIO_CLIENTS * STDIO_CALLS_EACH
+    by_way: Counter[tuple[str, str]] = Counter()
+    by_era: Counter[tuple[str, str]] = Counter()
+    for (transport, way, era), n in calls.items():
+        by_way[transport, way] += n
+        by_era[transport, era] += n
+    assert set(by_way) == {("http", w) for w in HTTP_WAYS} | {("stdio", w) for w in STDIO_WAYS}
+    assert min(by_way.values()) >= WAY_CALLS, by_way
+    assert set(by_era) == {(t, e) for t in ("http", "stdio") for e in ("auto", "legacy")}
+    assert min(by_era.values()) >= ERA_CALLS, by_era
     for i, root in enumerate(roots):
         conn = sqlite3.connect(f"file:{store_file(root)}?mode=ro", uri=True)
         try:
