@@ -237,7 +237,7 @@ def refused_with_403(url: str, headers: Mapping[str, str]) -> dict[str, Any]:
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    response = httpx2.post(url, json=initialize, headers={**accept, **headers}, timeout=10)
+    response = httpx2.post(url, json=initialize, headers={**accept, **headers}, timeout=60)
     assert response.status_code == 403, (response.status_code, response.text)
     error: dict[str, Any] = response.json()["error"]
     assert error["data"]["code"] == "workspace_access_denied"

@@ -72,7 +72,7 @@ def _code(result) -> str:
 async def test_no_token_or_a_token_for_another_server_gets_401_pointing_at_the_metadata(world):
     served = world["served"]
     stranger = world["issuer"].token("ada", aud="https://elsewhere.test/mcp")
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         bare = await http.post(f"{served.base}/mcp", json=_INIT, headers=_HEADERS)
         assert bare.status_code == 401
         assert (

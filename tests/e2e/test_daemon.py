@@ -276,4 +276,4 @@ def test_homeport_ui_forwards_its_calls_to_the_daemon_that_owns_the_project(setu
         assert daemon_status(state, base)[1]["errors"] == 0
     finally:
         ui.terminate()
-        ui.communicate(timeout=15)
+        ui.communicate(timeout=60)

@@ -79,7 +79,7 @@ async def test_requests_without_a_valid_token_get_401(served):
     server, _ = served
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         assert (await http.post(server.mcp_url, json=body, headers=headers)).status_code == 401
         bad = {**headers, "Authorization": "Bearer hp_not-a-token"}
         assert (await http.post(server.mcp_url, json=body, headers=bad)).status_code == 401
@@ -258,7 +258,7 @@ async def test_a_token_file_broken_while_serving_answers_401_not_500(tmp_path):
             "Authorization": f"Bearer {tokens['ada']}",
         }
         (tmp_path / "data" / "tokens.json").write_bytes(b"[" * 100_000)
-        async with httpx2.AsyncClient(timeout=10) as http:
+        async with httpx2.AsyncClient(timeout=60) as http:
             assert (await http.post(server.mcp_url, json=body, headers=headers)).status_code == 401
         assert "Traceback" not in server.log_text()
         assert "malformed" in server.log_text()

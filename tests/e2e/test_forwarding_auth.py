@@ -219,7 +219,7 @@ async def test_a_jwt_callers_groups_reach_the_owner_so_group_rules_decide_alike_
                 assert forged.structured_content["error"]["code"] == "workspace_access_denied"
             # ... nor at the gate, with the workspace in the header: 403 before the MCP layer.
             with_header = {**headers, "X-Workspace-Id": str(project), **_JSON_HEADERS}
-            refused = httpx2.post(owner.endpoint + "/mcp", json=_LIST_TOOLS, headers=with_header, timeout=10)
+            refused = httpx2.post(owner.endpoint + "/mcp", json=_LIST_TOOLS, headers=with_header, timeout=60)
             assert refused.status_code == 403, refused.text
         finally:
             owner.process.terminate()

@@ -164,7 +164,7 @@ async def test_a_foreign_origin_gets_403_and_a_foreign_host_gets_421(server: Htt
 
 
 async def test_healthz_reports_status_ok_as_json(server: HttpServer) -> None:
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         response = await http.get(f"{server.base}/healthz")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")

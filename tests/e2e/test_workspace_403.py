@@ -130,7 +130,7 @@ async def test_a_request_choosing_a_forbidden_workspace_is_403_naming_it_the_pri
     body, era_headers = _FIRST[era]
     forbidden = str(world["projects"]["beta/app"])
     url, headers = _selected(world, selector, forbidden)
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         refused = await http.post(url, json=body, headers={**_ACCEPT, **_auth(world), **era_headers, **headers})
         _assert_403(refused, forbidden)
         allowed_url, allowed = _selected(world, selector, str(world["projects"]["acme/app"]))
@@ -164,7 +164,7 @@ async def test_the_403_is_the_same_whether_or_not_the_workspace_exists(world):
         (str(world["projects"]["beta/app"]), str(world["missing"])),  # inside the allowed root
         (str(outside), str(outside.parent / f"{outside.name}-none")),  # outside it
     ]
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         for existing, missing in pairs:
             answers = []
             for workspace in (existing, missing, Path(existing).as_uri(), Path(missing).as_uri()):
@@ -208,7 +208,7 @@ async def test_a_workspace_named_in_the_call_stays_a_tool_error_because_the_requ
 
 async def test_sse_refuses_a_forbidden_workspace_on_the_stream_and_on_each_message(world):
     base, app, beta = world["served"].base, str(world["projects"]["acme/app"]), str(world["projects"]["beta/app"])
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         for selector in ("header", "query"):
             url, headers = _selected(world, selector, beta, "/sse")
             async with http.stream("GET", url, headers={**_auth(world), **headers}) as stream:
@@ -224,7 +224,7 @@ async def test_sse_refuses_a_forbidden_workspace_on_the_stream_and_on_each_messa
     async with Client(sse, mode="legacy") as client:  # type: ignore[arg-type]
         assert ok(await client.call_tool("get_decisions", {}))["workspace"]["root"] == app
         ping = {"jsonrpc": "2.0", "method": "ping", "id": 7}
-        async with httpx2.AsyncClient(timeout=10) as http:
+        async with httpx2.AsyncClient(timeout=60) as http:
             for selector in ("header", "query"):
                 url, chosen = _selected(world, selector, beta, f"/messages/?session_id={session[0]}")
                 posted = await http.post(url, json=ping, headers={**_auth(world), **chosen})
@@ -235,7 +235,7 @@ async def test_sse_refuses_a_forbidden_workspace_on_the_stream_and_on_each_messa
 @pytest.mark.parametrize("path", ["/mcp", "/sse"])
 async def test_without_a_valid_token_a_forbidden_workspace_is_still_401(world, path):
     beta = str(world["projects"]["beta/app"])
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         for auth in ({}, {"Authorization": "Bearer hp_not_a_token"}):
             headers = {**_ACCEPT, **auth, "X-Workspace-Id": beta}
             if path == "/mcp":

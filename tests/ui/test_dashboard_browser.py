@@ -86,7 +86,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         yield {"address": address, "origin": address.split("/ui/")[0], "root": root, "items": items}
     finally:
         process.terminate()
-        process.communicate(timeout=15)  # also closes the pipes
+        process.communicate(timeout=60)  # also closes the pipes
 
 
 def _clean_env(home: Path) -> dict[str, str]:
@@ -284,7 +284,7 @@ def served_with_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
         yield {"origin": f"http://127.0.0.1:{found.group(1)}", "root": root, "token": token}
     finally:
         process.terminate()
-        process.communicate(timeout=15)
+        process.communicate(timeout=60)
 
 
 def test_with_auth_a_browser_logs_in_with_a_token_and_gets_a_strict_http_only_cookie(browser, served_with_auth, shots):

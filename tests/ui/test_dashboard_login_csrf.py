@@ -71,7 +71,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
         yield {"origin": f"http://127.0.0.1:{found.group(1)}", "tokens": issued}
     finally:
         process.terminate()
-        process.communicate(timeout=15)
+        process.communicate(timeout=60)
 
 
 @pytest.fixture(scope="module")

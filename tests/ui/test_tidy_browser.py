@@ -47,7 +47,7 @@ def served_with_duplicates(tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield {"origin": address.split("/ui/")[0], "root": root, "first": first, "second": second}
     finally:
         process.terminate()
-        process.communicate(timeout=15)
+        process.communicate(timeout=60)
 
 
 def test_a_duplicate_is_proposed_reviewed_applied_and_reverted_in_a_browser(browser, served_with_duplicates, shots):  # noqa: F811

@@ -45,7 +45,7 @@ def test_ui_serves_the_project_it_is_started_in_and_says_when_no_browser_can_be_
         assert f"/ui/w?ws={root}" in line[0] and f"serving {root}" in line[0]
     finally:
         process.terminate()
-        _, err = process.communicate(timeout=15)
+        _, err = process.communicate(timeout=60)
     assert "browser" in err and "open the address above" in err, err
 
 
