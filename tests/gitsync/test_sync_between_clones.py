@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,9 @@ def test_a_concurrent_edit_of_one_field_is_kept_in_history_and_reported(clone):
     sync_memory(store_a, a)
     sync_memory(store_b, b)
     decisions.update_decision(store_a, d["id"], summary="never deploy on fridays")
+    # An edit's clock is its time in milliseconds; two edits in the same one tie, and the replica id (random)
+    # decides. This test is about the later edit winning, so the second is made a millisecond later.
+    _next_millisecond()
     decisions.update_decision(store_b, d["id"], summary="deploy on fridays with a rollback plan")  # later: wins
     sync_memory(store_a, a)
     report = sync_memory(store_b, b)
@@ -185,3 +189,9 @@ def test_without_a_remote_the_sync_says_which_and_how(clone, tmp_path):
     with pytest.raises(SyncError) as caught:
         sync_memory(store_a, tmp_path, remote="origin")  # tmp_path holds the clones but is no repository
     assert "git repository" in caught.value.message
+
+
+def _next_millisecond() -> None:
+    start = time.time_ns() // 1_000_000
+    while time.time_ns() // 1_000_000 <= start + 1:
+        pass
