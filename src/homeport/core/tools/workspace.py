@@ -83,6 +83,8 @@ def where_am_i(call: Call) -> dict[str, Any]:
             **_store_report(call, ws),
             "served_by": _this_process(),
         }
+    # This process, or the live instance that owns the workspace and answers its other tools.
+    served_by = runtime.forwarder.served_by(ws.root) if runtime.forwarder else _this_process()
     return {
         **report,
         "workspace": ws.describe(),
@@ -90,9 +92,9 @@ def where_am_i(call: Call) -> dict[str, Any]:
         "source": ws.source.value,
         "why": ws.reason,
         **_store_report(call, ws),
-        **sync_report(call, ws),
-        # This process, or the live instance that owns the workspace and answers its other tools.
-        "served_by": runtime.forwarder.served_by(ws.root) if runtime.forwarder else _this_process(),
+        # Only the process that serves the workspace opens its store: an owner's is the owner's alone.
+        **(sync_report(call, ws) if served_by.get("process") == "this" else {}),
+        "served_by": served_by,
         **_identity(call, ws),
     }
 
