@@ -4,33 +4,15 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from _git_repos import git
 from homeport.git import refs
 from homeport.git.command import SAFE_CONFIG
 from homeport.git.topology import Facts
 from homeport.store import Store, branches, decisions
-
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
-        cwd=root,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def commit(root: Path, name: str) -> str:

@@ -3,32 +3,15 @@ decisions or patterns leaves out a branch's unmerged ones and says how many and 
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
+from _git_repos import git
+
 pytestmark = pytest.mark.anyio
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
-        cwd=root,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def repository(root: Path) -> Path:

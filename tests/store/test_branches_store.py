@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from _git_repos import git
 from homeport.errors import InvalidItemError
 from homeport.store import branches, decisions, patterns, progress
 from homeport.store.transfer import export_memory, import_memory
-
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
-        cwd=root,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def commit(root: Path, name: str) -> None:

@@ -3,35 +3,16 @@ on the default branch, so a reader on any branch sees it; new writes record wher
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 from alembic import command
 
+from _git_repos import git
 from homeport.store import SCHEMA_REVISION, Store, branches, decisions, patterns
 from homeport.store.item_history import get_item_history
 from homeport.store.migrate import alembic_config, downgrade
-
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", *args],
-        cwd=root,
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 @pytest.fixture
