@@ -23,8 +23,6 @@ item without history) gets that write as its next version: the newest version is
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,8 +30,7 @@ from typing import Any
 from sqlalchemy import Boolean, Connection, Integer, Table, delete, insert, select
 
 from homeport.errors import InvalidItemError
-from homeport.store._markdown import parse_markdown
-from homeport.store._transfer_files import read_file
+from homeport.store._transfer_read import read_section_file
 from homeport.store.database import advance_sequence
 from homeport.store.schema import (
     changesets,
@@ -97,23 +94,7 @@ def read_history(root: Path, source: Path, section: str, fmt: str) -> list[dict[
     Raises:
         InvalidItemError: an unreadable or malformed file, or a row that does not fit its table, named.
     """
-    path = source / f"{section}.{'json' if fmt == 'json' else 'md'}"
-    if not os.path.lexists(path):
-        return []
-    try:
-        text = read_file(root, path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidItemError(f"cannot read {path}: {exc}; export again, or fix the file by hand") from None
-    if fmt == "json":
-        try:
-            loaded = json.loads(text)
-        except ValueError as exc:
-            raise InvalidItemError(f"{path} is not valid JSON: {exc}; export again, or fix the file by hand") from None
-        if not isinstance(loaded, list):
-            raise InvalidItemError(f"{path} holds a {type(loaded).__name__}, not a list of rows; export again")
-        rows: list[tuple[int | None, Any]] = [(None, row) for row in loaded]
-    else:
-        rows = [(line, row) for line, row in parse_markdown(str(path), text, section, ())]
+    path, rows = read_section_file(root, source, section, fmt, (), "rows")
     table = HISTORY[section]
     valid = [_validate(path, table, index, line, row) for index, (line, row) in enumerate(rows)]
     keys = [str(c.name) for c in _order(table)]

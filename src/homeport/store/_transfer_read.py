@@ -20,7 +20,7 @@ from homeport.store._markdown import parse_markdown
 from homeport.store._transfer_files import read_file
 from homeport.store.fields import RECORDS
 
-__all__ = ["SECTIONS", "read_section", "refuse_lost_items"]
+__all__ = ["SECTIONS", "read_section", "read_section_file", "refuse_lost_items"]
 
 # section -> text fields (rendered as Markdown); the rest of an item is carried as JSON metadata
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -40,26 +40,37 @@ def read_section(root: Path, source: Path, section: str, fmt: str) -> list[dict[
     Raises:
         InvalidItemError: an unreadable or malformed file, or an invalid item, named with its field.
     """
+    path, items = read_section_file(root, source, section, fmt, SECTIONS[section], "items")
+    valid = [_validate(path, section, index, line, item) for index, (line, item) in enumerate(items)]
+    _refuse_duplicates(path, section, valid)
+    return valid
+
+
+def read_section_file(
+    root: Path, source: Path, section: str, fmt: str, text_fields: tuple[str, ...], noun: str
+) -> tuple[Path, list[tuple[int | None, Any]]]:
+    """The file of one section of an export and its entries, each with its Markdown line (None in JSON);
+    no entries when the file is absent. Items and history rows share this; each validates its own.
+
+    Raises:
+        InvalidItemError: the file cannot be read, or is not JSON holding a list / not parsable Markdown.
+    """
     path = source / f"{section}.{'json' if fmt == 'json' else 'md'}"
     if not os.path.lexists(path):
-        return []
+        return path, []
     try:
         text = read_file(root, path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidItemError(f"cannot read {path}: {exc}; export again, or fix the file by hand") from None
-    if fmt == "json":
-        try:
-            loaded = json.loads(text)
-        except ValueError as exc:
-            raise InvalidItemError(f"{path} is not valid JSON: {exc}; export again, or fix the file by hand") from None
-        if not isinstance(loaded, list):
-            raise InvalidItemError(f"{path} holds a {type(loaded).__name__}, not a list of items; export again")
-        items: list[tuple[int | None, Any]] = [(None, item) for item in loaded]
-    else:
-        items = [(line, item) for line, item in parse_markdown(str(path), text, section, SECTIONS[section])]
-    valid = [_validate(path, section, index, line, item) for index, (line, item) in enumerate(items)]
-    _refuse_duplicates(path, section, valid)
-    return valid
+    if fmt != "json":
+        return path, [(line, entry) for line, entry in parse_markdown(str(path), text, section, text_fields)]
+    try:
+        loaded = json.loads(text)
+    except ValueError as exc:
+        raise InvalidItemError(f"{path} is not valid JSON: {exc}; export again, or fix the file by hand") from None
+    if not isinstance(loaded, list):
+        raise InvalidItemError(f"{path} holds a {type(loaded).__name__}, not a list of {noun}; export again")
+    return path, [(None, entry) for entry in loaded]
 
 
 def refuse_lost_items(source: Path, manifest: dict[str, Any], data: dict[str, list[dict[str, Any]]]) -> None:
