@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,10 @@ async def test_a_settled_conflict_is_reported_by_where_am_i_and_shown_on_the_das
         assert first["pushed"] and first["exported"] == 1
         sync_memory(theirs, src / "other")
         decisions.update_decision(mine, d["id"], summary="retry payments three times")
+        # An edit's clock is its millisecond; in the same one the random replica id would decide the winner.
+        start = time.time_ns() // 1_000_000
+        while time.time_ns() // 1_000_000 <= start + 1:
+            pass
         decisions.update_decision(theirs, decisions.get_decisions(theirs)[0]["id"], summary="never retry payments")
         sync_memory(theirs, src / "other")  # the later edit, pushed first
         result = (await mcp.call_tool("sync", {"workspace": ws})).structured_content
