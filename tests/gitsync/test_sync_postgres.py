@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from homeport.store import decisions, links, patterns, progress
@@ -38,6 +40,7 @@ def test_sqlite_and_postgresql_stores_converge_and_report_conflicts(clone, tmp_p
     assert [x["relationship"] for x in links.get_linked_items(pg, "decision", got["id"])] == ["documented_by"]
 
     decisions.update_decision(pg, got["id"], rationale="postgresql there")
+    _next_millisecond()  # an edit's clock is its millisecond: in the same one the random replica id decides
     decisions.update_decision(lite, d["id"], rationale="sqlite, edited concurrently")
     progress.log_progress(pg, "DONE", "written on the team server")
     sync_memory(pg, b)
@@ -84,9 +87,16 @@ def test_two_workspaces_of_the_shared_layout_sync_without_seeing_each_other(
     sync_memory(b, tmp_path / "b")
     sync_memory(c, tmp_path / "c")
     decisions.update_decision(b, 1, summary="edited in b")
+    _next_millisecond()  # an edit's clock is its millisecond: in the same one the random replica id decides
     decisions.update_decision(c, 1, summary="edited in c")  # later: wins
     for store, path in ((b, tmp_path / "b"), (c, tmp_path / "c"), (b, tmp_path / "b"), (lite, a)):
         sync_memory(store, path)
     assert [x["summary"] for s in (lite, b, c) for x in decisions.get_decisions(s)] == ["edited in c"] * 3
     assert [open_conflicts(s)["count"] for s in (lite, b, c)] == [1, 1, 1]
     assert d["id"] == 1
+
+
+def _next_millisecond() -> None:
+    start = time.time_ns() // 1_000_000
+    while time.time_ns() // 1_000_000 <= start + 1:
+        pass
